@@ -1,0 +1,3 @@
+//! Sift's pure core. See ARCHITECTURE.md.
+pub mod token;
+pub use token::{ReasoningCounter, Vocab};

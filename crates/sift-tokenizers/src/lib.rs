@@ -1,0 +1,1 @@
+//! Token view over HuggingFace `tokenizers` (being written).
