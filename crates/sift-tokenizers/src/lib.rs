@@ -1,1 +1,26 @@
-//! Token view over HuggingFace `tokenizers` (being written).
+//! Sift's token view over HuggingFace `tokenizers`.
+//!
+//! This crate owns everything that touches a real tokenizer, so that
+//! `sift-core` can stay tokenizer-free:
+//! - [`TokenizerView`]: loads a `tokenizer.json`, encodes text the way a
+//!   model's output is tokenized (special-token spellings become their single
+//!   ids, nothing is added), decodes without skipping special tokens, and
+//!   implements [`sift_core::Vocab`] (a marker resolves only when it is exactly
+//!   one token);
+//! - [`Detokenizer`]: incremental detokenization that releases only complete
+//!   text, so that the concatenation of everything released for a sequence of
+//!   ids equals [`TokenizerView::decode`] of those ids;
+//! - [`assets_dir`] / [`named_tokenizer_path`]: where the real tokenizer files
+//!   fetched by `scripts/fetch-assets.sh` live.
+//!
+//! Invariants: no `unsafe`; library errors are [`TokenizerError`].
+
+mod assets;
+mod detok;
+mod error;
+mod view;
+
+pub use assets::{assets_dir, named_tokenizer_path, TOKENIZER_NAMES};
+pub use detok::Detokenizer;
+pub use error::TokenizerError;
+pub use view::TokenizerView;

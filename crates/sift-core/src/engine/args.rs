@@ -1,0 +1,270 @@
+//! Argument writers: turn what the model wrote into the call's `arguments`
+//! JSON text, emitting only bytes below the watermark (see [`crate::json`]).
+//!
+//! - [`RawJson`]: the model writes JSON; bytes pass through unchanged once
+//!   validated, leading junk before the first `{` (a code fence) is skipped,
+//!   anything after the value closes or after an invalid byte is ignored, and
+//!   `finish` appends the repair suffix.
+//! - [`Params`]: XML-like `<parameter=k>v</parameter>` pairs become a JSON
+//!   object. String values stream as they arrive, escaped, minus one wrapping
+//!   newline on each side; other types are held until the parameter closes and
+//!   converted by the tool's schema.
+
+use crate::json::{escape_into, JsonScanner, Scan};
+use crate::schema::{convert_value, ParamType};
+
+/// Pass-through JSON with a watermark.
+#[derive(Debug, Default)]
+pub(crate) struct RawJson {
+    scan: JsonScanner,
+    /// Accepted bytes above the watermark.
+    held: String,
+    emitted: usize,
+    started: bool,
+    stopped: bool,
+}
+
+impl RawJson {
+    /// True once the value is complete or broke off.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// True once the value closed properly.
+    pub fn complete(&self) -> bool {
+        self.scan.is_complete()
+    }
+
+    /// Whether any JSON byte was accepted.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Non-white-space bytes accepted (for commit decisions).
+    pub fn fed(&self) -> usize {
+        self.scan.fed()
+    }
+
+    /// Feeds text; returns how many bytes belonged to the value (the rest is
+    /// not JSON of this value). With `skip_lead`, bytes before the first `{`
+    /// or `[` are consumed and ignored.
+    pub fn feed(&mut self, s: &str, skip_lead: bool, out: &mut String) -> usize {
+        if self.stopped {
+            return 0;
+        }
+        let mut s = s;
+        let mut skipped = 0;
+        if !self.started {
+            let b = s.as_bytes();
+            let first = b.iter().position(|&c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+            match first {
+                None => return s.len(),
+                Some(i) if skip_lead => match b[i..].iter().position(|&c| c == b'{' || c == b'[') {
+                    Some(j) => {
+                        skipped = i + j;
+                        s = &s[i + j..];
+                    }
+                    None => return s.len(),
+                },
+                Some(i) => {
+                    skipped = i;
+                    s = &s[i..];
+                }
+            }
+            self.started = true;
+        }
+        let used = match self.scan.feed(s.as_bytes()) {
+            Scan::More => s.len(),
+            Scan::Complete { used } => {
+                self.stopped = true;
+                used
+            }
+            Scan::Invalid { at } => {
+                self.stopped = true;
+                at
+            }
+        };
+        let safe = self.scan.safe();
+        let take = safe - self.emitted;
+        if self.held.is_empty() && take <= used {
+            out.push_str(&s[..take]);
+            self.held.push_str(&s[take..used]);
+        } else {
+            self.held.push_str(&s[..used]);
+            out.push_str(&self.held[..take]);
+            self.held.drain(..take);
+        }
+        self.emitted = safe;
+        skipped + used
+    }
+
+    /// Completes the value: `{}` when nothing came, else the repair suffix.
+    pub fn finish(&mut self, out: &mut String) {
+        match self.scan.repair() {
+            None => out.push_str("{}"),
+            Some(rep) => out.push_str(&rep),
+        }
+        self.held.clear();
+        self.stopped = true;
+    }
+}
+
+/// One open parameter value.
+#[derive(Debug)]
+struct Value {
+    ty: ParamType,
+    /// Non-string: the whole text. String: held text not yet emitted.
+    buf: String,
+    /// String: nothing emitted yet (the opening quote is still held).
+    at_start: bool,
+}
+
+/// XML-like parameters to a JSON object.
+#[derive(Debug, Default)]
+pub(crate) struct Params {
+    count: usize,
+    value: Option<Value>,
+}
+
+const NULL: &str = "null";
+
+impl Params {
+    /// Opens parameter `key` of declared type `ty`.
+    pub fn open(&mut self, key: &str, ty: ParamType, out: &mut String) {
+        self.close(out);
+        out.push_str(if self.count == 0 { "{\"" } else { ", \"" });
+        escape_into(out, key.trim());
+        out.push_str("\": ");
+        self.count += 1;
+        self.value = Some(Value { ty, buf: String::new(), at_start: true });
+    }
+
+    /// Appends value text.
+    pub fn text(&mut self, s: &str, out: &mut String) {
+        let Some(v) = &mut self.value else { return };
+        if v.ty != ParamType::String {
+            v.buf.push_str(s);
+            return;
+        }
+        v.buf.push_str(s);
+        if v.at_start {
+            if v.buf.starts_with('\n') {
+                v.buf.remove(0);
+            } else if v.buf.is_empty() {
+                return;
+            }
+            // A value that may still turn out to be `null` is held.
+            if v.buf.len() <= NULL.len() && NULL.as_bytes()[..v.buf.len()].eq_ignore_ascii_case(v.buf.as_bytes()) {
+                return;
+            }
+            if v.buf.eq_ignore_ascii_case("null\n") {
+                return;
+            }
+            out.push('"');
+            v.at_start = false;
+        }
+        // Hold one trailing newline: it may be the wrapping one.
+        let keep = usize::from(v.buf.ends_with('\n'));
+        let cut = v.buf.len() - keep;
+        escape_into(out, &v.buf[..cut]);
+        v.buf.drain(..cut);
+    }
+
+    /// Closes the open parameter, if any.
+    pub fn close(&mut self, out: &mut String) {
+        let Some(v) = self.value.take() else { return };
+        if v.ty != ParamType::String {
+            let mut text = v.buf.as_str();
+            text = text.strip_prefix('\n').unwrap_or(text);
+            text = text.strip_suffix('\n').unwrap_or(text);
+            convert_value(text, v.ty, out);
+            return;
+        }
+        let mut rest = v.buf.as_str();
+        if v.at_start {
+            let t = rest.strip_suffix('\n').unwrap_or(rest);
+            if t.eq_ignore_ascii_case(NULL) {
+                out.push_str("null");
+                return;
+            }
+            out.push('"');
+        }
+        rest = rest.strip_suffix('\n').unwrap_or(rest);
+        escape_into(out, rest);
+        out.push('"');
+    }
+
+    /// Closes the object.
+    pub fn finish(&mut self, out: &mut String) {
+        self.close(out);
+        out.push_str(if self.count == 0 { "{}" } else { "}" });
+    }
+}
+
+/// Call ids the way vLLM makes them: `chatcmpl-tool-` and 16 hex digits.
+#[derive(Debug, Clone)]
+pub(crate) struct IdGen(u64);
+
+impl IdGen {
+    pub fn new(seed: Option<u64>) -> IdGen {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let seed = seed.unwrap_or_else(|| {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            t ^ COUNTER.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
+        });
+        IdGen(seed)
+    }
+
+    pub fn next(&mut self) -> String {
+        // SplitMix64.
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        format!("chatcmpl-tool-{z:016x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(chunks: &[&str], ty: ParamType) -> String {
+        let mut out = String::new();
+        let mut p = Params::default();
+        p.open("k", ty, &mut out);
+        for c in chunks {
+            p.text(c, &mut out);
+        }
+        p.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn string_values_trim_one_wrapping_newline_in_any_split() {
+        let v = "\n    def foo():\n        return 1\n\n";
+        let want = r#"{"k": "    def foo():\n        return 1\n"}"#;
+        for cut in 0..=v.len() {
+            assert_eq!(params(&[&v[..cut], &v[cut..]], ParamType::String), want);
+        }
+        assert_eq!(params(&["\nnu", "ll\n"], ParamType::String), r#"{"k": null}"#);
+        assert_eq!(params(&["nul", "lx"], ParamType::String), r#"{"k": "nullx"}"#);
+        assert_eq!(params(&["\n10\n"], ParamType::Integer), r#"{"k": 10}"#);
+    }
+
+    #[test]
+    fn raw_json_skips_fence_and_repairs() {
+        let mut out = String::new();
+        let mut r = RawJson::default();
+        let text = "\n```json\n{\"city\": \"Tokyo\"\n```";
+        let used = r.feed(text, true, &mut out);
+        assert!(r.stopped());
+        assert!(used < text.len());
+        r.finish(&mut out);
+        assert_eq!(out, "{\"city\": \"Tokyo\"}");
+    }
+}

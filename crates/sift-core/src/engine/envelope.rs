@@ -1,0 +1,356 @@
+//! The JSON envelope kernel: calls written as JSON objects
+//! `{"name": …, "arguments": {…}}` (Hermes inside `<tool_call>`, Llama 3's
+//! bare objects separated by `;`, the `required` tool choice's array).
+//!
+//! A call commits when its name is known and its arguments have started
+//! with `{` plus one more valid byte; from then on argument bytes stream
+//! through [`super::args::RawJson`]. Before that, the raw text is recorded:
+//! if the object proves not to be a call (invalid JSON, no name, no
+//! arguments), the recorded text and everything after it go to the format's
+//! `fail` state, so nothing is lost. The decision depends only on the bytes
+//! seen so far, which is what keeps streaming equal to one-shot.
+
+use super::{ArgsW, Engine, RawJson};
+use crate::format::compiled::EnvelopeCfg;
+use crate::json::{JsonScanner, Scan};
+use crate::message::Delta;
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    #[default]
+    Lead,
+    ArrLead,
+    Key,
+    InKey,
+    Colon,
+    Value,
+    NameStr,
+    ArgsVal,
+    SkipVal,
+    After,
+    ArrAfter,
+    Between,
+    Trail,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Name,
+    Args,
+    Skip,
+}
+
+/// Envelope parse state (lives while the engine is in an envelope state).
+#[derive(Debug, Default)]
+pub(crate) struct Env {
+    phase: Phase,
+    in_array: bool,
+    key: String,
+    esc: bool,
+    raw_name: String,
+    name: Option<String>,
+    args_started: bool,
+    role: Option<Role>,
+    skip: JsonScanner,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Length of a JSON string body up to its closing quote (exclusive), if present.
+fn string_end(s: &[u8], esc: &mut bool) -> Option<usize> {
+    for (i, &b) in s.iter().enumerate() {
+        if *esc {
+            *esc = false;
+        } else if b == b'\\' {
+            *esc = true;
+        } else if b == b'"' {
+            return Some(i);
+        }
+    }
+    None
+}
+
+enum Step {
+    /// Consumed `n` bytes.
+    Took(usize),
+    /// Not a call: the rest (from this byte) goes to the fail state.
+    Fail,
+    /// The calls are over: the rest goes to the done state.
+    Done,
+}
+
+impl Engine {
+    /// Feeds envelope text; `Some(n)` when the kernel handed the rest (from
+    /// byte `n`) to another state.
+    pub(super) fn env_text(&mut self, cfg: &EnvelopeCfg, s: &str, out: &mut Delta) -> Option<usize> {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let step = self.env_step(cfg, s, i, out);
+            match step {
+                Step::Took(n) => {
+                    if self.call.as_ref().is_some_and(|c| c.index.is_none()) {
+                        self.record(&s[i..i + n]);
+                    }
+                    i += n;
+                }
+                Step::Fail => {
+                    self.end_call(out);
+                    self.switch(cfg.fail, out);
+                    return Some(i);
+                }
+                Step::Done => {
+                    self.end_call(out);
+                    self.switch(cfg.done, out);
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+
+    fn switch(&mut self, to: crate::format::StateId, out: &mut Delta) {
+        self.env = None;
+        self.state = to;
+        self.enter(to, out);
+    }
+
+    /// Commits when the name is known and the arguments have begun.
+    fn env_try_commit(&mut self, out: &mut Delta) {
+        let Some(env) = &self.env else { return };
+        let (Some(name), true) = (&env.name, env.args_started) else { return };
+        let name = name.clone();
+        let ready = match self.call.as_ref().map(|c| (&c.args, c.index)) {
+            Some((ArgsW::Raw(r), None)) => r.fed() >= 2 || r.stopped(),
+            _ => false,
+        };
+        if ready {
+            self.commit(name, None, out);
+        }
+    }
+
+    fn env_step(&mut self, cfg: &EnvelopeCfg, s: &str, i: usize, out: &mut Delta) -> Step {
+        let bytes = s.as_bytes();
+        let c = bytes[i];
+        let env = self.env.get_or_insert_with(Env::default);
+        match env.phase {
+            Phase::Lead | Phase::ArrLead | Phase::Between => {
+                if self.call.is_none() && env.phase == Phase::Lead {
+                    self.begin_call();
+                }
+                let env = self.env.as_mut().expect("env");
+                if is_ws(c) || (env.phase == Phase::Between && Some(c) == cfg.separator) {
+                    return Step::Took(1);
+                }
+                match c {
+                    b'[' if cfg.array && !env.in_array => {
+                        env.in_array = true;
+                        env.phase = Phase::ArrLead;
+                        Step::Took(1)
+                    }
+                    b']' if env.phase == Phase::ArrLead => Step::Done,
+                    b'{' if !cfg.array || env.in_array => {
+                        *env = Env { in_array: env.in_array, phase: Phase::Key, ..Env::default() };
+                        if self.call.is_none() {
+                            self.begin_call();
+                        }
+                        Step::Took(1)
+                    }
+                    _ if env.phase == Phase::Between => Step::Done,
+                    _ => Step::Fail,
+                }
+            }
+            Phase::Key => match c {
+                _ if is_ws(c) => Step::Took(1),
+                b'"' => {
+                    env.key.clear();
+                    env.esc = false;
+                    env.phase = Phase::InKey;
+                    Step::Took(1)
+                }
+                b'}' => self.env_object_end(cfg, out),
+                _ => Step::Fail,
+            },
+            Phase::InKey => match string_end(&bytes[i..], &mut env.esc) {
+                Some(n) => {
+                    env.key.push_str(&s[i..i + n]);
+                    env.phase = Phase::Colon;
+                    Step::Took(n + 1)
+                }
+                None => {
+                    env.key.push_str(&s[i..]);
+                    Step::Took(bytes.len() - i)
+                }
+            },
+            Phase::Colon => match c {
+                _ if is_ws(c) => Step::Took(1),
+                b':' => {
+                    env.phase = Phase::Value;
+                    env.role = Some(if cfg.name_keys.contains(&env.key) {
+                        Role::Name
+                    } else if cfg.args_keys.contains(&env.key) {
+                        Role::Args
+                    } else {
+                        Role::Skip
+                    });
+                    Step::Took(1)
+                }
+                _ => Step::Fail,
+            },
+            Phase::Value => {
+                if is_ws(c) {
+                    return Step::Took(1);
+                }
+                match env.role {
+                    Some(Role::Name) if c == b'"' && env.name.is_none() => {
+                        env.raw_name.clear();
+                        env.esc = false;
+                        env.phase = Phase::NameStr;
+                        Step::Took(1)
+                    }
+                    Some(Role::Args) if c == b'{' && !env.args_started => {
+                        env.args_started = true;
+                        env.phase = Phase::ArgsVal;
+                        if let Some(call) = &mut self.call {
+                            call.args = ArgsW::Raw(RawJson::default());
+                        }
+                        self.env_args(s, i, out)
+                    }
+                    Some(Role::Skip) => {
+                        env.skip = JsonScanner::new();
+                        env.phase = Phase::SkipVal;
+                        self.env_skip(s, i)
+                    }
+                    _ => Step::Fail,
+                }
+            }
+            Phase::NameStr => match string_end(&bytes[i..], &mut env.esc) {
+                Some(n) => {
+                    env.raw_name.push_str(&s[i..i + n]);
+                    let quoted = format!("\"{}\"", env.raw_name);
+                    match serde_json::from_str::<String>(&quoted) {
+                        Ok(name) if !name.is_empty() => {
+                            env.name = Some(name);
+                            env.phase = Phase::After;
+                            self.env_try_commit(out);
+                            Step::Took(n + 1)
+                        }
+                        _ => Step::Fail,
+                    }
+                }
+                None => {
+                    env.raw_name.push_str(&s[i..]);
+                    Step::Took(bytes.len() - i)
+                }
+            },
+            Phase::ArgsVal => self.env_args(s, i, out),
+            Phase::SkipVal => self.env_skip(s, i),
+            Phase::After => match c {
+                _ if is_ws(c) => Step::Took(1),
+                b',' => {
+                    env.phase = Phase::Key;
+                    Step::Took(1)
+                }
+                b'}' => self.env_object_end(cfg, out),
+                _ => self.env_junk(cfg),
+            },
+            Phase::ArrAfter => match c {
+                _ if is_ws(c) => Step::Took(1),
+                b',' => {
+                    env.phase = Phase::ArrLead;
+                    Step::Took(1)
+                }
+                b']' => {
+                    env.phase = Phase::Trail;
+                    Step::Took(1)
+                }
+                _ => Step::Done,
+            },
+            Phase::Trail => Step::Took(bytes.len() - i),
+        }
+    }
+
+    fn env_args(&mut self, s: &str, i: usize, out: &mut Delta) -> Step {
+        let mut used = 0;
+        let mut stopped = false;
+        let mut invalid = false;
+        self.with_args(out, |a, o| {
+            if let ArgsW::Raw(r) = a {
+                used = r.feed(&s[i..], false, o);
+                stopped = r.stopped();
+                invalid = stopped && !r.complete();
+            }
+        });
+        self.env_try_commit(out);
+        let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
+        if invalid && !committed {
+            return Step::Fail;
+        }
+        if stopped {
+            if let Some(env) = &mut self.env {
+                env.phase = if invalid { Phase::Trail } else { Phase::After };
+            }
+        }
+        Step::Took(used.max(usize::from(invalid && used == 0)))
+    }
+
+    fn env_skip(&mut self, s: &str, i: usize) -> Step {
+        let env = self.env.as_mut().expect("env");
+        match env.skip.feed(&s.as_bytes()[i..]) {
+            Scan::More => Step::Took(s.len() - i),
+            Scan::Complete { used } => {
+                env.phase = Phase::After;
+                Step::Took(used)
+            }
+            Scan::Invalid { .. } => Step::Fail,
+        }
+    }
+
+    /// Unexpected bytes after a member.
+    fn env_junk(&mut self, cfg: &EnvelopeCfg) -> Step {
+        let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
+        if !committed {
+            return Step::Fail;
+        }
+        if cfg.separator.is_some() {
+            return Step::Done;
+        }
+        if let Some(env) = &mut self.env {
+            env.phase = Phase::Trail;
+        }
+        Step::Took(1)
+    }
+
+    fn env_object_end(&mut self, cfg: &EnvelopeCfg, out: &mut Delta) -> Step {
+        let env = self.env.as_mut().expect("env");
+        let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
+        if !committed {
+            match (&env.name, cfg.empty_args && !env.args_started) {
+                (Some(name), true) => {
+                    let name = name.clone();
+                    self.commit(name, None, out);
+                }
+                _ => return Step::Fail,
+            }
+        }
+        // The closing brace belongs to the envelope, not to the arguments.
+        self.end_call(out);
+        let env = self.env.as_mut().expect("env");
+        env.phase = if cfg.array {
+            Phase::ArrAfter
+        } else if cfg.separator.is_some() {
+            Phase::Between
+        } else {
+            Phase::Trail
+        };
+        Step::Took(1)
+    }
+
+    /// The envelope state is left (a closing marker, or the end of output).
+    pub(super) fn env_finish(&mut self, out: &mut Delta) {
+        self.env = None;
+        self.end_call(out);
+    }
+}

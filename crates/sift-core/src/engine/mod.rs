@@ -1,0 +1,439 @@
+//! The streaming engine: one per request, over a shared compiled [`Format`].
+//!
+//! Pipeline per `push(text, ids)`:
+//! 1. token-id scan: ids of special-token markers are queued, so a marker's
+//!    text counts as that marker only when its id was seen (text the model
+//!    spelled with ordinary tokens stays text), and a marker whose text the
+//!    detokenizer has not released yet is applied at `finish`;
+//! 2. lexing with prefix holdback: the state's active spellings are searched
+//!    with `memchr` on their first bytes; text up to a match goes to the
+//!    state's text kernel, the match fires its transition, and a tail that is
+//!    a proper prefix of an active spelling (`</thi`) is held until the next
+//!    delta decides it. A delta with no candidate byte passes straight through;
+//! 3. text kernels (content, reasoning, names, parameters, raw JSON, JSON
+//!    envelopes) and call actions write into the caller's [`Delta`].
+//!
+//! Invariants: held text is shorter than the longest active spelling; bytes
+//! before the held tail are never scanned again; every kernel gives the same
+//! result however its input is split, so streaming equals one-shot.
+
+mod args;
+mod envelope;
+
+use crate::format::compiled::{Mode, NameStyle, Uncommitted};
+use crate::format::{Format, StateId, TermId};
+use crate::message::Delta;
+use crate::schema::Tools;
+use args::{IdGen, Params, RawJson};
+use envelope::Env;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Per-request switches the engine obeys.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub include_reasoning: bool,
+    pub suppress_calls: bool,
+    pub tools: Arc<Tools>,
+    pub id_seed: Option<u64>,
+    /// `tool_choice` named: the whole output is this function's arguments.
+    pub named: Option<String>,
+}
+
+#[derive(Debug)]
+enum ArgsW {
+    None,
+    Raw(RawJson),
+    Params(Params),
+}
+
+#[derive(Debug)]
+struct OpenCall {
+    index: Option<usize>,
+    raw: String,
+    name: String,
+    param_key: String,
+    args: ArgsW,
+    /// Arguments written before the call committed.
+    early_args: String,
+}
+
+/// The per-request state.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    fmt: Arc<Format>,
+    state: StateId,
+    held: String,
+    scratch: String,
+    id_mode: bool,
+    pending: VecDeque<TermId>,
+    call: Option<OpenCall>,
+    next_index: usize,
+    ids: IdGen,
+    env: Option<Env>,
+    set: Settings,
+}
+
+impl Engine {
+    pub fn new(fmt: Arc<Format>, start: StateId, set: Settings) -> Engine {
+        let ids = IdGen::new(set.id_seed);
+        let mut e = Engine {
+            fmt,
+            state: start,
+            held: String::new(),
+            scratch: String::new(),
+            id_mode: false,
+            pending: VecDeque::new(),
+            call: None,
+            next_index: 0,
+            ids,
+            env: None,
+            set,
+        };
+        let mut sink = Delta::default();
+        e.enter(start, &mut sink);
+        e
+    }
+
+    /// The current state's name (for diagnostics and tests).
+    pub fn state_name(&self) -> &str {
+        &self.fmt.states[self.state as usize].name
+    }
+
+    pub fn push(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
+        if let Some(ids) = ids {
+            self.id_mode = true;
+            if !self.fmt.token_ids.is_empty() {
+                for id in ids {
+                    if let Some(&t) = self.fmt.token_ids.get(id) {
+                        self.pending.push_back(t);
+                    }
+                }
+            }
+        }
+        if self.held.is_empty() {
+            self.lex(text, false, out);
+        } else {
+            let mut buf = std::mem::take(&mut self.scratch);
+            buf.clear();
+            buf.push_str(&self.held);
+            buf.push_str(text);
+            self.held.clear();
+            self.lex(&buf, false, out);
+            self.scratch = buf;
+        }
+    }
+
+    pub fn finish(&mut self, out: &mut Delta) {
+        let held = std::mem::take(&mut self.held);
+        self.lex(&held, true, out);
+        // Markers whose ids came but whose text never did.
+        while let Some(t) = self.pending.pop_front() {
+            let st = &self.fmt.states[self.state as usize];
+            if let Some(&(_, _, tr)) = st.spellings.iter().find(|s| s.1 == t) {
+                self.apply(tr, "", out);
+            }
+        }
+        match self.fmt.states[self.state as usize].mode {
+            Mode::ParamValue => self.close_param(out),
+            Mode::Envelope(_) => self.env_finish(out),
+            _ => {}
+        }
+        self.end_call(out);
+    }
+
+    fn lex(&mut self, s: &str, at_end: bool, out: &mut Delta) {
+        let bytes = s.as_bytes();
+        let mut pos = 0;
+        let mut text_start = 0;
+        loop {
+            let fmt = Arc::clone(&self.fmt);
+            let st = &fmt.states[self.state as usize];
+            let Some(i) = st.find_candidate(&bytes[pos..]) else {
+                if let Some(used) = self.text(&s[text_start..], out) {
+                    text_start += used;
+                    pos = text_start;
+                    continue;
+                }
+                return;
+            };
+            let p = pos + i;
+            let id_mode = self.id_mode;
+            let pending = &self.pending;
+            let skip = |t: TermId| id_mode && fmt.terminals[t as usize].token && !pending.contains(&t);
+            match st.probe(&bytes[p..], skip) {
+                crate::format::compiled::Probe::Full(k) => {
+                    if let Some(used) = self.text(&s[text_start..p], out) {
+                        text_start += used;
+                        pos = text_start;
+                        continue;
+                    }
+                    let (sp, t, tr) = &st.spellings[k];
+                    if id_mode && fmt.terminals[*t as usize].token {
+                        if let Some(j) = self.pending.iter().position(|x| x == t) {
+                            self.pending.remove(j);
+                        }
+                    }
+                    let end = p + sp.len();
+                    self.apply(*tr, &s[p..end], out);
+                    pos = if tr.reprocess { p } else { end };
+                    text_start = pos;
+                    if tr.reprocess {
+                        // Read the marker again in the new state; skip the
+                        // search past it if the new state treats it as text.
+                        let nst = &fmt.states[self.state as usize];
+                        if !matches!(nst.probe(&bytes[p..], |_| false), crate::format::compiled::Probe::Full(_)) {
+                            if let Some(used) = self.text(&s[p..end], out) {
+                                text_start = p + used;
+                                pos = text_start;
+                                continue;
+                            }
+                            pos = end;
+                            text_start = end;
+                        }
+                    }
+                }
+                crate::format::compiled::Probe::Partial if !at_end => {
+                    if let Some(used) = self.text(&s[text_start..p], out) {
+                        text_start += used;
+                        pos = text_start;
+                        continue;
+                    }
+                    self.held.push_str(&s[p..]);
+                    return;
+                }
+                _ => pos = p + 1,
+            }
+        }
+    }
+
+    /// Sends text to the current state's kernel. `Some(n)`: the kernel took
+    /// `n` bytes and switched state; the caller re-lexes the rest.
+    fn text(&mut self, s: &str, out: &mut Delta) -> Option<usize> {
+        if s.is_empty() {
+            return None;
+        }
+        let fmt = Arc::clone(&self.fmt);
+        match &fmt.states[self.state as usize].mode {
+            Mode::Content => out.content.push_str(s),
+            Mode::Reasoning => {
+                if self.set.include_reasoning {
+                    out.reasoning.push_str(s)
+                }
+            }
+            Mode::Drop => self.record(s),
+            Mode::Name(_) | Mode::ParamName => {
+                self.record(s);
+                let is_name = matches!(fmt.states[self.state as usize].mode, Mode::Name(_));
+                if let Some(c) = &mut self.call {
+                    if is_name {
+                        c.name.push_str(s)
+                    } else {
+                        c.param_key.push_str(s)
+                    }
+                }
+            }
+            Mode::ParamValue => {
+                self.record(s);
+                self.with_args(out, |a, o| {
+                    if let ArgsW::Params(p) = a {
+                        p.text(s, o)
+                    }
+                });
+            }
+            Mode::Args => {
+                if self.call.is_none() {
+                    if let Some(name) = self.set.named.clone() {
+                        self.begin_call();
+                        if let Some(c) = &mut self.call {
+                            c.args = ArgsW::Raw(RawJson::default());
+                        }
+                        self.commit(name, None, out);
+                    }
+                }
+                self.record(s);
+                self.with_args(out, |a, o| {
+                    if let ArgsW::Raw(r) = a {
+                        r.feed(s, true, o);
+                    }
+                });
+            }
+            Mode::Envelope(cfg) => return self.env_text(cfg, s, out),
+        }
+        None
+    }
+
+    fn record(&mut self, s: &str) {
+        if let Some(c) = &mut self.call {
+            if c.index.is_none() {
+                c.raw.push_str(s);
+            }
+        }
+    }
+
+    /// Runs `f` on the open call's argument writer with the right output:
+    /// the delta when the call is committed, its early buffer otherwise.
+    fn with_args(&mut self, out: &mut Delta, f: impl FnOnce(&mut ArgsW, &mut String)) {
+        let suppress = self.set.suppress_calls;
+        let Some(c) = &mut self.call else { return };
+        match c.index {
+            Some(i) if !suppress => f(&mut c.args, &mut out.call_fragment(i).arguments),
+            Some(_) => {
+                let mut sink = String::new();
+                f(&mut c.args, &mut sink)
+            }
+            None => f(&mut c.args, &mut c.early_args),
+        }
+    }
+
+    fn apply(&mut self, tr: crate::format::compiled::Trans, marker: &str, out: &mut Delta) {
+        let from = self.state;
+        if !tr.call && !tr.reprocess {
+            self.record(marker);
+        }
+        let moves = tr.to != from || tr.call || tr.end;
+        if moves {
+            self.exit(from, out);
+        }
+        if tr.end || tr.call {
+            self.end_call(out);
+        }
+        if tr.call {
+            self.begin_call();
+            if !tr.reprocess {
+                self.record(marker);
+            }
+        }
+        self.state = tr.to;
+        if moves {
+            self.enter(tr.to, out);
+        }
+    }
+
+    fn enter(&mut self, s: StateId, out: &mut Delta) {
+        let fmt = Arc::clone(&self.fmt);
+        match &fmt.states[s as usize].mode {
+            Mode::ParamName => {
+                if let Some(c) = &mut self.call {
+                    c.param_key.clear();
+                }
+            }
+            Mode::ParamValue => self.open_param(out),
+            Mode::Args => {
+                if let Some(c) = &mut self.call {
+                    if matches!(c.args, ArgsW::None) {
+                        c.args = ArgsW::Raw(RawJson::default());
+                    }
+                }
+            }
+            Mode::Envelope(_) => self.env = Some(Env::default()),
+            _ => {}
+        }
+    }
+
+    fn exit(&mut self, s: StateId, out: &mut Delta) {
+        let fmt = Arc::clone(&self.fmt);
+        match &fmt.states[s as usize].mode {
+            Mode::Name(style) => self.commit_name(*style, out),
+            Mode::ParamValue => self.close_param(out),
+            Mode::Envelope(_) => self.env_finish(out),
+            _ => {}
+        }
+    }
+
+    fn begin_call(&mut self) {
+        self.call = Some(OpenCall {
+            index: None,
+            raw: String::new(),
+            name: String::new(),
+            param_key: String::new(),
+            args: ArgsW::None,
+            early_args: String::new(),
+        });
+    }
+
+    fn commit_name(&mut self, style: NameStyle, out: &mut Delta) {
+        let Some(c) = &mut self.call else { return };
+        if c.index.is_some() {
+            return;
+        }
+        let text = c.name.trim();
+        let (name, id) = match style {
+            NameStyle::Plain => (text.to_string(), None),
+            NameStyle::Kimi => {
+                let body = text.split_once('.').map_or(text, |(_, rest)| rest);
+                let name = match body.rsplit_once(':') {
+                    Some((n, idx)) if idx.bytes().all(|b| b.is_ascii_digit()) => n,
+                    _ => body,
+                };
+                (name.to_string(), Some(text.to_string()))
+            }
+        };
+        if name.is_empty() {
+            return;
+        }
+        self.commit(name, id, out);
+    }
+
+    /// Gives the open call its index and emits its first fragment.
+    fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
+        let Some(c) = &mut self.call else { return };
+        let index = self.next_index;
+        self.next_index += 1;
+        c.index = Some(index);
+        c.raw.clear();
+        c.name = name;
+        if self.set.suppress_calls {
+            return;
+        }
+        let id = id.unwrap_or_else(|| self.ids.next());
+        let f = out.call_fragment(index);
+        f.id = Some(id);
+        f.name = Some(c.name.clone());
+        f.arguments.push_str(&c.early_args);
+        c.early_args.clear();
+    }
+
+    fn end_call(&mut self, out: &mut Delta) {
+        let Some(c) = &self.call else { return };
+        if c.index.is_none() {
+            let c = self.call.take().expect("open call");
+            if self.fmt.uncommitted == Uncommitted::Content {
+                out.content.push_str(&c.raw);
+            }
+            return;
+        }
+        self.with_args(out, |a, o| match a {
+            ArgsW::None => o.push_str("{}"),
+            ArgsW::Raw(r) => r.finish(o),
+            ArgsW::Params(p) => p.finish(o),
+        });
+        self.call = None;
+    }
+
+    fn open_param(&mut self, out: &mut Delta) {
+        let tools = Arc::clone(&self.set.tools);
+        let Some(c) = &mut self.call else { return };
+        if c.index.is_none() {
+            return;
+        }
+        if matches!(c.args, ArgsW::None) {
+            c.args = ArgsW::Params(Params::default());
+        }
+        let key = std::mem::take(&mut c.param_key);
+        let ty = tools.param_type(&c.name, key.trim());
+        self.with_args(out, |a, o| {
+            if let ArgsW::Params(p) = a {
+                p.open(&key, ty, o)
+            }
+        });
+    }
+
+    fn close_param(&mut self, out: &mut Delta) {
+        self.with_args(out, |a, o| {
+            if let ArgsW::Params(p) = a {
+                p.close(o)
+            }
+        });
+    }
+}

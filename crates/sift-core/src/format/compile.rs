@@ -1,0 +1,337 @@
+//! Compiling format files: composition of a reasoning grammar with a tool
+//! grammar, name resolution, and the checks that make a format safe to
+//! stream (no ambiguous or unbounded markers, no unreachable states, no
+//! `reprocess` loops). Everything is validated here, never per token.
+
+use super::compiled::*;
+use super::spec::*;
+use crate::FormatError;
+use std::collections::{BTreeMap, HashMap};
+
+/// Longest marker spelling accepted, in bytes: the bound on held-back text.
+pub const MAX_MARKER_LEN: usize = 64;
+
+struct Builder {
+    name: String,
+    terminals: Vec<Terminal>,
+    term_index: HashMap<(u8, String), TermId>,
+    state_index: HashMap<String, StateId>,
+    states: Vec<(String, ModeSpec, Vec<(TermId, TransitionTable)>, u8)>,
+    drops: Vec<TermId>,
+}
+
+fn table(t: &TransitionSpec) -> TransitionTable {
+    match t {
+        TransitionSpec::To(s) => TransitionTable { to: s.clone(), call: false, end: false, reprocess: false },
+        TransitionSpec::Full(t) => t.clone(),
+    }
+}
+
+impl Builder {
+    fn add_terminals(&mut self, g: u8, spec: &FormatSpec) -> Result<(), FormatError> {
+        for (name, t) in &spec.terminals {
+            for sp in t.spellings() {
+                if sp.is_empty() || sp.len() > MAX_MARKER_LEN {
+                    return Err(FormatError::BadSpelling { terminal: name.clone(), len: sp.len() });
+                }
+            }
+            if t.spellings().is_empty() {
+                return Err(FormatError::BadSpelling { terminal: name.clone(), len: 0 });
+            }
+            let id = self.terminals.len() as TermId;
+            self.terminals.push(Terminal {
+                name: name.clone(),
+                spellings: t.spellings().iter().map(|s| s.as_str().into()).collect(),
+                token: t.is_token(),
+            });
+            self.term_index.insert((g, name.clone()), id);
+        }
+        for d in &spec.drop {
+            let t = self.term(g, spec, d)?;
+            self.drops.push(t);
+        }
+        Ok(())
+    }
+
+    fn term(&self, g: u8, spec: &FormatSpec, name: &str) -> Result<TermId, FormatError> {
+        self.term_index
+            .get(&(g, name.to_string()))
+            .copied()
+            .ok_or_else(|| FormatError::UnknownTerminal { format: spec.name.clone(), terminal: name.to_string() })
+    }
+
+    fn state_slot(&mut self, name: &str, mode: &ModeSpec, g: u8) -> usize {
+        if let Some(&i) = self.state_index.get(name) {
+            return i as usize;
+        }
+        self.state_index.insert(name.to_string(), self.states.len() as StateId);
+        self.states.push((name.to_string(), mode.clone(), Vec::new(), g));
+        self.states.len() - 1
+    }
+
+    fn add_states(&mut self, g: u8, spec: &FormatSpec, rename: &dyn Fn(&str) -> String) -> Result<(), FormatError> {
+        for (name, st) in &spec.states {
+            let slot = self.state_slot(name, &st.text, g);
+            for (tname, tr) in &st.on {
+                let t = self.term(g, spec, tname)?;
+                let mut tt = table(tr);
+                tt.to = rename(&tt.to);
+                self.states[slot].2.push((t, tt));
+            }
+        }
+        Ok(())
+    }
+
+    fn state(&self, spec_name: &str, name: &str) -> Result<StateId, FormatError> {
+        self.state_index
+            .get(name)
+            .copied()
+            .ok_or_else(|| FormatError::UnknownState { format: spec_name.to_string(), state: name.to_string() })
+    }
+}
+
+fn content_spec() -> FormatSpec {
+    let mut states = BTreeMap::new();
+    states.insert("content".to_string(), StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new() });
+    FormatSpec {
+        name: "identity".into(),
+        kind: Kind::Reasoning,
+        aliases: vec![],
+        initial: None,
+        switches: vec![],
+        prompt: None,
+        terminals: BTreeMap::new(),
+        drop: vec![],
+        states,
+        entry: None,
+        calls: CallPolicy::default(),
+    }
+}
+
+/// Composes and compiles a reasoning grammar (None: plain content) with a
+/// tool grammar (None: no tool calls).
+pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Result<Format, FormatError> {
+    let identity = content_spec();
+    let r = reasoning.unwrap_or(&identity);
+    let name = format!("{}+{}", reasoning.map_or("none", |s| &s.name), tools.map_or("none", |s| &s.name));
+    let mut b = Builder {
+        name: name.clone(),
+        terminals: vec![],
+        term_index: HashMap::new(),
+        state_index: HashMap::new(),
+        states: vec![],
+        drops: vec![],
+    };
+    b.add_terminals(0, r)?;
+    if let Some(t) = tools {
+        b.add_terminals(1, t)?;
+    }
+    let entry = tools.and_then(|t| t.entry.clone()).unwrap_or_else(|| "content".to_string());
+    let entry_c = entry.clone();
+    let rename = move |s: &str| if s == "content" { entry_c.clone() } else { s.to_string() };
+    // Tool states first so a merged `content` keeps the tool grammar's text kind.
+    if let Some(t) = tools {
+        b.add_states(1, t, &|s: &str| s.to_string())?;
+    }
+    b.add_states(0, r, &rename)?;
+    if !b.state_index.contains_key("content") {
+        b.state_slot("content", &ModeSpec::Simple("content".into()), 0);
+    }
+
+    let initial_name = rename(r.initial.as_deref().unwrap_or("content"));
+    let initial = b.state(&r.name, &initial_name)?;
+    let mut switches = vec![];
+    for s in &r.switches {
+        let v = serde_json::to_value(&s.equals).unwrap_or(serde_json::Value::Null);
+        switches.push((s.kwarg.clone(), v, b.state(&r.name, &rename(&s.state))?));
+    }
+    let (mut prompt_turns, mut prompt_enter) = (vec![], vec![]);
+    if let Some(p) = &r.prompt {
+        prompt_turns = p.turn_start.clone();
+        for (tname, st) in &p.enter {
+            let t = b.term(0, r, tname)?;
+            let sid = b.state(&r.name, &rename(st))?;
+            for sp in &b.terminals[t as usize].spellings {
+                prompt_enter.push((sp.to_string(), sid));
+            }
+        }
+    }
+
+    // Resolve states.
+    let mut states = Vec::with_capacity(b.states.len());
+    for (sname, mode, trans, g) in &b.states {
+        let spec = if *g == 0 { r } else { tools.unwrap_or(r) };
+        let mode = compile_mode(&b, spec, sname, mode)?;
+        let mut spellings: Vec<(Box<[u8]>, TermId, Trans)> = vec![];
+        for (t, tt) in trans {
+            let tr = Trans { to: b.state(&spec.name, &tt.to)?, call: tt.call, end: tt.end, reprocess: tt.reprocess };
+            for sp in &b.terminals[*t as usize].spellings {
+                spellings.push((sp.as_bytes().into(), *t, tr));
+            }
+        }
+        let me = b.state_index[sname];
+        for &d in &b.drops {
+            if spellings.iter().any(|(_, t, _)| *t == d) {
+                continue;
+            }
+            let tr = Trans { to: me, call: false, end: false, reprocess: false };
+            for sp in &b.terminals[d as usize].spellings {
+                spellings.push((sp.as_bytes().into(), d, tr));
+            }
+        }
+        check_ambiguous(sname, &spellings)?;
+        let needle = needle_for(&spellings);
+        let max_len = spellings.iter().map(|s| s.0.len()).max().unwrap_or(0);
+        states.push(State { name: sname.clone(), mode, spellings, needle, max_len });
+    }
+
+    let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
+    let uncommitted = match policy.uncommitted.as_deref() {
+        None | Some("drop") => Uncommitted::Drop,
+        Some("content") => Uncommitted::Content,
+        Some(other) => {
+            return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
+        }
+    };
+    let find = |n: &str| b.term_index.get(&(0u8, n.to_string())).copied();
+    let mut f = Format {
+        name,
+        terminals: b.terminals.clone(),
+        states,
+        initial,
+        switches,
+        prompt_turns,
+        prompt_enter,
+        uncommitted,
+        strip_when_none: policy.strip_when_none,
+        has_tools: tools.is_some(),
+        token_ids: HashMap::new(),
+        reasoning_markers: (find("think_start"), find("think_end")),
+    };
+    check_reachable(&f)?;
+    check_reprocess(&f)?;
+    f.states.shrink_to_fit();
+    Ok(f)
+}
+
+fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Result<Mode, FormatError> {
+    let bad = |mode: &str| FormatError::BadMode { state: state.to_string(), mode: mode.to_string() };
+    Ok(match m {
+        ModeSpec::Simple(s) => match s.as_str() {
+            "content" => Mode::Content,
+            "reasoning" => Mode::Reasoning,
+            "drop" => Mode::Drop,
+            "name" => Mode::Name(NameStyle::Plain),
+            "param_name" => Mode::ParamName,
+            "param_value" => Mode::ParamValue,
+            "args" => Mode::Args,
+            other => return Err(bad(other)),
+        },
+        ModeSpec::Table(t) => match t.kind.as_str() {
+            "name" => match t.style.as_deref() {
+                None | Some("plain") => Mode::Name(NameStyle::Plain),
+                Some("kimi") => Mode::Name(NameStyle::Kimi),
+                Some(other) => return Err(bad(other)),
+            },
+            "envelope" => {
+                let st = |n: &Option<String>, d: &str| b.state(&spec.name, n.as_deref().unwrap_or(d));
+                let sep = match t.separator.as_deref() {
+                    None => None,
+                    Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
+                    Some(s) => return Err(bad(s)),
+                };
+                Mode::Envelope(Box::new(EnvelopeCfg {
+                    name_keys: t.name_keys.clone().unwrap_or_else(|| vec!["name".into()]),
+                    args_keys: t.args_keys.clone().unwrap_or_else(|| vec!["arguments".into(), "parameters".into()]),
+                    array: t.array,
+                    separator: sep,
+                    done: st(&t.done, "content")?,
+                    fail: st(&t.fail, "content")?,
+                    empty_args: t.empty_args,
+                }))
+            }
+            other => return Err(bad(other)),
+        },
+    })
+}
+
+fn check_ambiguous(state: &str, sp: &[(Box<[u8]>, TermId, Trans)]) -> Result<(), FormatError> {
+    for (i, a) in sp.iter().enumerate() {
+        for b in &sp[i + 1..] {
+            if a.1 != b.1 && (a.0.starts_with(&b.0) || b.0.starts_with(&a.0)) {
+                return Err(FormatError::Ambiguous {
+                    state: state.to_string(),
+                    first: String::from_utf8_lossy(&a.0).into_owned(),
+                    second: String::from_utf8_lossy(&b.0).into_owned(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn needle_for(sp: &[(Box<[u8]>, TermId, Trans)]) -> Needle {
+    let mut firsts: Vec<u8> = sp.iter().map(|s| s.0[0]).collect();
+    firsts.sort_unstable();
+    firsts.dedup();
+    match firsts[..] {
+        [] => Needle::None,
+        [a] => Needle::One(a),
+        [a, b] => Needle::Two(a, b),
+        [a, b, c] => Needle::Three(a, b, c),
+        _ => {
+            let mut set = Box::new([false; 256]);
+            for f in firsts {
+                set[f as usize] = true;
+            }
+            Needle::Set(set)
+        }
+    }
+}
+
+fn check_reachable(f: &Format) -> Result<(), FormatError> {
+    let mut seen = vec![false; f.states.len()];
+    let mut stack = vec![f.initial];
+    stack.extend(f.switches.iter().map(|s| s.2));
+    stack.extend(f.prompt_enter.iter().map(|s| s.1));
+    if let Some(c) = f.states.iter().position(|s| s.name == "content") {
+        stack.push(c as StateId);
+    }
+    while let Some(s) = stack.pop() {
+        if std::mem::replace(&mut seen[s as usize], true) {
+            continue;
+        }
+        let st = &f.states[s as usize];
+        stack.extend(st.spellings.iter().map(|x| x.2.to));
+        if let Mode::Envelope(e) = &st.mode {
+            stack.push(e.done);
+            stack.push(e.fail);
+        }
+    }
+    match seen.iter().position(|s| !s) {
+        Some(i) => Err(FormatError::Unreachable { state: f.states[i].name.clone() }),
+        None => Ok(()),
+    }
+}
+
+fn check_reprocess(f: &Format) -> Result<(), FormatError> {
+    for (si, st) in f.states.iter().enumerate() {
+        for (sp, _, tr) in &st.spellings {
+            if !tr.reprocess {
+                continue;
+            }
+            // Follow the chain of states that reprocess the same spelling.
+            let mut cur = tr.to;
+            for _ in 0..=f.states.len() {
+                if cur as usize == si {
+                    return Err(FormatError::ReprocessCycle { state: st.name.clone() });
+                }
+                match f.states[cur as usize].spellings.iter().find(|(s, _, t)| s == sp && t.reprocess) {
+                    Some((_, _, t)) => cur = t.to,
+                    None => break,
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! The compiled format: immutable, validated, shared behind `Arc` by every
+//! request that uses it. Per-token work only reads these tables.
+
+use std::collections::HashMap;
+
+/// Index of a state.
+pub type StateId = u16;
+/// Index of a terminal.
+pub type TermId = u16;
+
+/// A compiled terminal.
+#[derive(Debug, Clone)]
+pub(crate) struct Terminal {
+    pub name: String,
+    pub spellings: Vec<Box<str>>,
+    pub token: bool,
+}
+
+/// How a name's text is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameStyle {
+    /// The trimmed text is the name.
+    Plain,
+    /// `functions.NAME:IDX`: the name is NAME, the trimmed text is the call id.
+    Kimi,
+}
+
+/// The JSON envelope kernel's settings (`{"name": …, "arguments": …}`).
+#[derive(Debug, Clone)]
+pub(crate) struct EnvelopeCfg {
+    pub name_keys: Vec<String>,
+    pub args_keys: Vec<String>,
+    pub array: bool,
+    pub separator: Option<u8>,
+    pub done: StateId,
+    pub fail: StateId,
+    pub empty_args: bool,
+}
+
+/// What plain text in a state becomes.
+#[derive(Debug, Clone)]
+pub(crate) enum Mode {
+    Content,
+    Reasoning,
+    Drop,
+    Name(NameStyle),
+    ParamName,
+    ParamValue,
+    Args,
+    Envelope(Box<EnvelopeCfg>),
+}
+
+/// A transition's effect.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Trans {
+    pub to: StateId,
+    pub call: bool,
+    pub end: bool,
+    pub reprocess: bool,
+}
+
+/// How the lexer finds candidate marker starts in one state.
+#[derive(Debug, Clone)]
+pub(crate) enum Needle {
+    None,
+    One(u8),
+    Two(u8, u8),
+    Three(u8, u8, u8),
+    Set(Box<[bool; 256]>),
+}
+
+/// One compiled state.
+#[derive(Debug, Clone)]
+pub(crate) struct State {
+    pub name: String,
+    pub mode: Mode,
+    /// Active spellings: (bytes, terminal, transition).
+    pub spellings: Vec<(Box<[u8]>, TermId, Trans)>,
+    pub needle: Needle,
+    /// Longest active spelling, in bytes.
+    pub max_len: usize,
+}
+
+impl State {
+    /// Offset of the first byte in `hay` that may start an active spelling.
+    #[inline]
+    pub fn find_candidate(&self, hay: &[u8]) -> Option<usize> {
+        match &self.needle {
+            Needle::None => None,
+            Needle::One(a) => memchr::memchr(*a, hay),
+            Needle::Two(a, b) => memchr::memchr2(*a, *b, hay),
+            Needle::Three(a, b, c) => memchr::memchr3(*a, *b, *c, hay),
+            Needle::Set(set) => hay.iter().position(|&b| set[b as usize]),
+        }
+    }
+}
+
+/// Where a spelling stands at a position.
+pub(crate) enum Probe {
+    /// A full match of spelling `idx`.
+    Full(usize),
+    /// The rest of the input is a proper prefix of some spelling.
+    Partial,
+    /// No spelling starts here.
+    No,
+}
+
+impl State {
+    /// Checks the active spellings at the start of `rest`. `skip` rejects a
+    /// full match (a token terminal whose id has not been seen).
+    #[inline]
+    pub fn probe(&self, rest: &[u8], skip: impl Fn(TermId) -> bool) -> Probe {
+        let mut partial = false;
+        for (i, (sp, t, _)) in self.spellings.iter().enumerate() {
+            if rest.len() >= sp.len() {
+                if rest.starts_with(sp) && !skip(*t) {
+                    return Probe::Full(i);
+                }
+            } else if sp.starts_with(rest) {
+                partial = true;
+            }
+        }
+        if partial {
+            Probe::Partial
+        } else {
+            Probe::No
+        }
+    }
+}
+
+/// What a call that never got a name becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Uncommitted {
+    Drop,
+    Content,
+}
+
+/// A compiled, validated format: a reasoning grammar composed with a tool grammar.
+#[derive(Debug, Clone)]
+pub struct Format {
+    pub(crate) name: String,
+    pub(crate) terminals: Vec<Terminal>,
+    pub(crate) states: Vec<State>,
+    pub(crate) initial: StateId,
+    pub(crate) switches: Vec<(String, serde_json::Value, StateId)>,
+    pub(crate) prompt_turns: Vec<String>,
+    pub(crate) prompt_enter: Vec<(String, StateId)>,
+    pub(crate) uncommitted: Uncommitted,
+    pub(crate) strip_when_none: bool,
+    pub(crate) has_tools: bool,
+    /// Special-token id → terminal, filled by [`Format::bind`].
+    pub(crate) token_ids: HashMap<u32, TermId>,
+    pub(crate) reasoning_markers: (Option<TermId>, Option<TermId>),
+}
+
+impl Format {
+    /// The composed name (`reasoning+tools`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the format parses tool calls.
+    pub fn has_tools(&self) -> bool {
+        self.has_tools
+    }
+
+    /// Markers declared as special tokens, by spelling.
+    pub fn token_markers(&self) -> impl Iterator<Item = &str> {
+        self.terminals.iter().filter(|t| t.token).flat_map(|t| t.spellings.iter().map(|s| &**s))
+    }
+
+    /// Binds the special-token terminals to a vocabulary's ids. Fails, naming
+    /// the marker, when one is not a single token: at start-up, never on line.
+    pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<Format, crate::FormatError> {
+        let mut f = self.clone();
+        f.token_ids.clear();
+        for (i, t) in self.terminals.iter().enumerate() {
+            if !t.token {
+                continue;
+            }
+            for sp in &t.spellings {
+                let id = vocab
+                    .token_id(sp)
+                    .ok_or_else(|| crate::FormatError::MissingToken { marker: sp.to_string() })?;
+                f.token_ids.insert(id, i as TermId);
+            }
+        }
+        Ok(f)
+    }
+
+    /// The start state for a request's `chat_template_kwargs` and prompt tail.
+    pub(crate) fn start_state(&self, kwargs: Option<&serde_json::Value>, prompt: Option<&str>) -> StateId {
+        if let Some(p) = prompt {
+            let tail = self
+                .prompt_turns
+                .iter()
+                .filter_map(|t| p.rfind(t.as_str()).map(|i| i + t.len()))
+                .max()
+                .map_or(p, |i| &p[i..]);
+            let last = self
+                .prompt_enter
+                .iter()
+                .filter_map(|(sp, st)| tail.rfind(sp.as_str()).map(|i| (i, *st)))
+                .max_by_key(|(i, _)| *i);
+            if let Some((_, st)) = last {
+                return st;
+            }
+        }
+        if let Some(kw) = kwargs.and_then(|k| k.as_object()) {
+            for (key, val, st) in &self.switches {
+                if kw.get(key) == Some(val) {
+                    return *st;
+                }
+            }
+        }
+        self.initial
+    }
+}

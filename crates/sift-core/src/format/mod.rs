@@ -1,0 +1,9 @@
+//! Formats: the language ([`spec`]), compilation and validation
+//! ([`compile`]), and the immutable compiled form the engine reads.
+pub mod compile;
+pub mod compiled;
+pub mod spec;
+
+pub use compile::{compile, MAX_MARKER_LEN};
+pub use compiled::{Format, StateId, TermId};
+pub use spec::FormatSpec;

@@ -1,0 +1,212 @@
+//! The format language: what a format file says, as serde types.
+//!
+//! A format is data. It names terminals (markers, each with one or more
+//! spellings, optionally special tokens matched by id), states (what plain
+//! text in the state becomes, and which terminal moves to which state with
+//! which call actions), the initial state and the request switches that
+//! change it, and how a rendered prompt's tail picks the start state.
+//! Reasoning formats and tool formats are written separately and composed:
+//! the tool format's `content` state is merged into the reasoning format's.
+//! See docs/format-language.md for a worked example.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// Whether a file describes reasoning or tool calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Reasoning markers (`<think>`…).
+    Reasoning,
+    /// Tool-call markup.
+    Tools,
+}
+
+/// One format file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormatSpec {
+    /// The registry name (vLLM's parser name).
+    pub name: String,
+    /// Reasoning or tools.
+    pub kind: Kind,
+    /// Other names this format answers to.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Start state (default `content`).
+    #[serde(default)]
+    pub initial: Option<String>,
+    /// Request switches evaluated in order; the first that matches sets the start state.
+    #[serde(default, rename = "switch")]
+    pub switches: Vec<SwitchSpec>,
+    /// How the rendered prompt's tail picks the start state.
+    #[serde(default)]
+    pub prompt: Option<PromptSpec>,
+    /// Terminals by name.
+    #[serde(default)]
+    pub terminals: BTreeMap<String, TerminalSpec>,
+    /// Terminals dropped wherever they appear (engine drop tokens such as `<eos>`).
+    #[serde(default)]
+    pub drop: Vec<String>,
+    /// States by name.
+    #[serde(default)]
+    pub states: BTreeMap<String, StateSpec>,
+    /// Tool formats: where content starts (default `content`).
+    #[serde(default)]
+    pub entry: Option<String>,
+    /// Tool formats: call policies.
+    #[serde(default)]
+    pub calls: CallPolicy,
+}
+
+/// A terminal: a list of spellings, or a table with `spell` and `token`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum TerminalSpec {
+    /// Spellings matched in text.
+    Spellings(Vec<String>),
+    /// Spellings plus whether the marker is one special token.
+    Full {
+        /// Spellings (at least one).
+        spell: Vec<String>,
+        /// Matched by token id when the caller gives ids.
+        #[serde(default)]
+        token: bool,
+    },
+}
+
+impl TerminalSpec {
+    /// The spellings.
+    pub fn spellings(&self) -> &[String] {
+        match self {
+            TerminalSpec::Spellings(s) | TerminalSpec::Full { spell: s, .. } => s,
+        }
+    }
+    /// Whether the terminal is a special token.
+    pub fn is_token(&self) -> bool {
+        matches!(self, TerminalSpec::Full { token: true, .. })
+    }
+}
+
+/// A request switch: `chat_template_kwargs[kwarg] == equals` selects `state`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// The `chat_template_kwargs` key.
+    pub kwarg: String,
+    /// The value it must equal.
+    pub equals: toml::Value,
+    /// The start state it selects.
+    pub state: String,
+}
+
+/// Prompt-tail rules.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptSpec {
+    /// Spellings that start a turn: only markers after the last one count.
+    #[serde(default)]
+    pub turn_start: Vec<String>,
+    /// Terminal name → the state the output starts in when it is the prompt's last marker.
+    pub enter: BTreeMap<String, String>,
+}
+
+/// One state.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateSpec {
+    /// What plain text in this state becomes.
+    pub text: ModeSpec,
+    /// Terminal name → transition.
+    #[serde(default)]
+    pub on: BTreeMap<String, TransitionSpec>,
+}
+
+/// What plain text becomes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ModeSpec {
+    /// `content`, `reasoning`, `drop`, `name`, `param_name`, `param_value`, `args`.
+    Simple(String),
+    /// A configured kernel.
+    Table(ModeTable),
+}
+
+/// A configured text kernel.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeTable {
+    /// `name`, `args` or `envelope`.
+    pub kind: String,
+    /// `name`: how the name text is read (`plain`, `kimi` for `functions.NAME:IDX`).
+    #[serde(default)]
+    pub style: Option<String>,
+    /// `envelope`: keys holding the function name.
+    #[serde(default)]
+    pub name_keys: Option<Vec<String>>,
+    /// `envelope`: keys holding the arguments.
+    #[serde(default)]
+    pub args_keys: Option<Vec<String>>,
+    /// `envelope`: the calls are items of one JSON array.
+    #[serde(default)]
+    pub array: bool,
+    /// `envelope`: a byte that may separate consecutive objects (`;`).
+    #[serde(default)]
+    pub separator: Option<String>,
+    /// `envelope`: state after the object (or array) closes.
+    #[serde(default)]
+    pub done: Option<String>,
+    /// `envelope`: state for the rest when the text is not a call.
+    #[serde(default)]
+    pub fail: Option<String>,
+    /// `envelope`: a call without arguments is a call with `{}` (default: not a call).
+    #[serde(default)]
+    pub empty_args: bool,
+}
+
+/// A transition: a target state name, or a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum TransitionSpec {
+    /// Just the target.
+    To(String),
+    /// Target plus actions.
+    Full(TransitionTable),
+}
+
+/// A transition with actions.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransitionTable {
+    /// Target state.
+    pub to: String,
+    /// Begin a tool call (ending an open one first).
+    #[serde(default)]
+    pub call: bool,
+    /// End the open tool call.
+    #[serde(default)]
+    pub end: bool,
+    /// Do not consume the marker: read it again in the target state.
+    #[serde(default)]
+    pub reprocess: bool,
+}
+
+/// What happens to calls that never got a name.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallPolicy {
+    /// `drop` (default) or `content`: the raw text of a call that never committed.
+    #[serde(default)]
+    pub uncommitted: Option<String>,
+    /// With `tool_choice: none`, parse the markup and drop it (true), or keep
+    /// the format's markup as content (false, default).
+    #[serde(default)]
+    pub strip_when_none: bool,
+}
+
+impl FormatSpec {
+    /// Parses a format file (TOML).
+    pub fn from_toml(text: &str) -> Result<FormatSpec, crate::FormatError> {
+        toml::from_str(text).map_err(|e| crate::FormatError::Syntax { message: e.to_string() })
+    }
+}

@@ -1,0 +1,523 @@
+//! Incremental JSON: a byte-at-a-time validator with a safe watermark, a
+//! repair suffix, and Python-compatible string escaping.
+//!
+//! Tool arguments stream while they are still incomplete. The contract
+//! ("the watermark"): [`JsonScanner::safe`] is the length of the longest
+//! prefix of the input that can be emitted now, such that
+//! `prefix + more bytes + repair` is always the final text. Concretely the
+//! bytes above the watermark are only: white space outside strings, a comma
+//! (until the next member starts), and an unfinished escape sequence. Every
+//! other byte is final the moment it is validated, because whatever follows,
+//! a truncated document is completed by *appending* ([`JsonScanner::repair`]:
+//! close the string, finish `tru`→`true`, `1.`→`1.0`, a dangling key gets
+//! `: null`, open containers are closed). So emitted fragments are always a
+//! prefix of the final arguments, and the final arguments are valid JSON.
+//!
+//! Invariants: nesting deeper than [`MAX_DEPTH`] is invalid (bounded stack);
+//! the scanner never looks at a byte twice.
+
+/// Deepest nesting accepted before the document is declared invalid.
+pub const MAX_DEPTH: usize = 128;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    /// Nothing yet; the first non-space byte starts the document.
+    Start,
+    /// After `{`: a key or `}`.
+    ObjFirst,
+    /// After `,` in an object: a key.
+    ObjKey,
+    /// Inside a key string; `esc` counts escape progress (0 none, 1 after `\`, 2..=5 hex).
+    Key { esc: u8 },
+    /// After a key: `:`.
+    Colon,
+    /// After `:`: a value.
+    ObjValue,
+    /// After `[`: a value or `]`.
+    ArrFirst,
+    /// After `,` in an array: a value.
+    ArrValue,
+    /// Inside a string value.
+    Str { esc: u8 },
+    /// Inside `true`, `false` or `null`.
+    Lit { lit: &'static [u8], pos: u8 },
+    /// Inside a number; `last` is its last byte class.
+    Num { last: NumAt },
+    /// After a complete value: `,` or a closer (or the end at top level).
+    After,
+    /// The top-level value is complete.
+    Done,
+    /// An invalid byte was seen.
+    Invalid,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NumAt {
+    Minus,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    Exp,
+    ExpSign,
+    ExpInt,
+}
+
+/// What feeding bytes led to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// All bytes consumed; the document is still open.
+    More,
+    /// The top-level value closed; `used` bytes of this input belong to it.
+    Complete {
+        /// Bytes of the input that belong to the document.
+        used: usize,
+    },
+    /// Byte `at` of this input is not valid JSON here; nothing from it on was consumed.
+    Invalid {
+        /// Offset of the offending byte in this input.
+        at: usize,
+    },
+}
+
+/// A streaming JSON validator (see the module docs for the watermark contract).
+#[derive(Debug, Clone)]
+pub struct JsonScanner {
+    stack: Vec<u8>,
+    st: St,
+    fed: usize,
+    safe: usize,
+}
+
+impl Default for JsonScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl JsonScanner {
+    /// A scanner expecting one JSON value.
+    pub fn new() -> Self {
+        JsonScanner { stack: Vec::new(), st: St::Start, fed: 0, safe: 0 }
+    }
+
+    /// Bytes accepted so far.
+    pub fn fed(&self) -> usize {
+        self.fed
+    }
+
+    /// Length of the prefix that may be emitted (the watermark).
+    pub fn safe(&self) -> usize {
+        self.safe
+    }
+
+    /// True once the top-level value is complete.
+    pub fn is_complete(&self) -> bool {
+        self.st == St::Done
+    }
+
+    /// True once an invalid byte was seen.
+    pub fn is_invalid(&self) -> bool {
+        self.st == St::Invalid
+    }
+
+    /// True while nothing but white space was fed.
+    pub fn is_empty(&self) -> bool {
+        self.st == St::Start
+    }
+
+    /// Feeds bytes; stops at the end of the top-level value or at an invalid byte.
+    pub fn feed(&mut self, input: &[u8]) -> Scan {
+        for (i, &b) in input.iter().enumerate() {
+            if self.st == St::Done {
+                return Scan::Complete { used: i };
+            }
+            if !self.step(b) {
+                self.st = St::Invalid;
+                return Scan::Invalid { at: i };
+            }
+            self.fed += 1;
+            if self.is_final_byte(b) {
+                self.safe = self.fed;
+            }
+        }
+        if self.st == St::Done {
+            Scan::Complete { used: input.len() }
+        } else {
+            Scan::More
+        }
+    }
+
+    /// Whether the byte just accepted is final (raises the watermark).
+    fn is_final_byte(&self, b: u8) -> bool {
+        match self.st {
+            St::Str { esc } | St::Key { esc } => esc == 0,
+            _ => !(is_ws(b) || b == b','),
+        }
+    }
+
+    fn open(&mut self, c: u8) -> bool {
+        if self.stack.len() >= MAX_DEPTH {
+            return false;
+        }
+        self.stack.push(c);
+        self.st = if c == b'{' { St::ObjFirst } else { St::ArrFirst };
+        true
+    }
+
+    fn close(&mut self, c: u8) -> bool {
+        let want = if c == b'}' { b'{' } else { b'[' };
+        if self.stack.pop() != Some(want) {
+            return false;
+        }
+        self.st = if self.stack.is_empty() { St::Done } else { St::After };
+        true
+    }
+
+    fn value_end(&mut self) {
+        self.st = if self.stack.is_empty() { St::Done } else { St::After };
+    }
+
+    /// Starts a value at byte `b`; false when `b` cannot start one.
+    fn start_value(&mut self, b: u8) -> bool {
+        match b {
+            b'{' | b'[' => self.open(b),
+            b'"' => {
+                self.st = St::Str { esc: 0 };
+                true
+            }
+            b't' => self.lit(b"true"),
+            b'f' => self.lit(b"false"),
+            b'n' => self.lit(b"null"),
+            b'-' => {
+                self.st = St::Num { last: NumAt::Minus };
+                true
+            }
+            b'0' => {
+                self.st = St::Num { last: NumAt::Zero };
+                true
+            }
+            b'1'..=b'9' => {
+                self.st = St::Num { last: NumAt::Int };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn lit(&mut self, lit: &'static [u8]) -> bool {
+        self.st = St::Lit { lit, pos: 1 };
+        true
+    }
+
+    fn step(&mut self, b: u8) -> bool {
+        match self.st {
+            St::Start => is_ws(b) || self.start_value(b),
+            St::ObjFirst => match b {
+                _ if is_ws(b) => true,
+                b'"' => {
+                    self.st = St::Key { esc: 0 };
+                    true
+                }
+                b'}' => self.close(b),
+                _ => false,
+            },
+            St::ObjKey => match b {
+                _ if is_ws(b) => true,
+                b'"' => {
+                    self.st = St::Key { esc: 0 };
+                    true
+                }
+                _ => false,
+            },
+            St::Key { esc } => match string_step(esc, b) {
+                StrStep::Esc(e) => {
+                    self.st = St::Key { esc: e };
+                    true
+                }
+                StrStep::End => {
+                    self.st = St::Colon;
+                    true
+                }
+                StrStep::Bad => false,
+            },
+            St::Colon => match b {
+                _ if is_ws(b) => true,
+                b':' => {
+                    self.st = St::ObjValue;
+                    true
+                }
+                _ => false,
+            },
+            St::ObjValue | St::ArrValue => is_ws(b) || self.start_value(b),
+            St::ArrFirst => match b {
+                _ if is_ws(b) => true,
+                b']' => self.close(b),
+                _ => self.start_value(b),
+            },
+            St::Str { esc } => match string_step(esc, b) {
+                StrStep::Esc(e) => {
+                    self.st = St::Str { esc: e };
+                    true
+                }
+                StrStep::End => {
+                    self.value_end();
+                    true
+                }
+                StrStep::Bad => false,
+            },
+            St::Lit { lit, pos } => {
+                if lit[pos as usize] != b {
+                    return false;
+                }
+                if pos as usize + 1 == lit.len() {
+                    self.value_end();
+                } else {
+                    self.st = St::Lit { lit, pos: pos + 1 };
+                }
+                true
+            }
+            St::Num { last } => {
+                let next = match (last, b) {
+                    (NumAt::Minus, b'0') => Some(NumAt::Zero),
+                    (NumAt::Minus, b'1'..=b'9') => Some(NumAt::Int),
+                    (NumAt::Int, b'0'..=b'9') => Some(NumAt::Int),
+                    (NumAt::Zero | NumAt::Int, b'.') => Some(NumAt::Dot),
+                    (NumAt::Dot | NumAt::Frac, b'0'..=b'9') => Some(NumAt::Frac),
+                    (NumAt::Zero | NumAt::Int | NumAt::Frac, b'e' | b'E') => Some(NumAt::Exp),
+                    (NumAt::Exp, b'+' | b'-') => Some(NumAt::ExpSign),
+                    (NumAt::Exp | NumAt::ExpSign | NumAt::ExpInt, b'0'..=b'9') => Some(NumAt::ExpInt),
+                    _ => None,
+                };
+                match next {
+                    Some(n) => {
+                        self.st = St::Num { last: n };
+                        true
+                    }
+                    None if matches!(last, NumAt::Zero | NumAt::Int | NumAt::Frac | NumAt::ExpInt) => {
+                        // The number ended; this byte belongs to what follows it.
+                        self.value_end();
+                        if self.st == St::Done {
+                            return is_ws(b);
+                        }
+                        self.step(b)
+                    }
+                    None => false,
+                }
+            }
+            St::After => match b {
+                _ if is_ws(b) => true,
+                b',' => {
+                    self.st = if self.stack.last() == Some(&b'{') { St::ObjKey } else { St::ArrValue };
+                    true
+                }
+                b'}' | b']' => self.close(b),
+                _ => false,
+            },
+            St::Done => is_ws(b),
+            St::Invalid => false,
+        }
+    }
+
+    /// The bytes to append to the first [`safe`](Self::safe) bytes so they form
+    /// a valid document. Empty when the value is complete; `None` when nothing
+    /// but white space was fed.
+    pub fn repair(&self) -> Option<String> {
+        let mut out = String::new();
+        let mut in_obj_after_key = false;
+        match self.st {
+            St::Start => return None,
+            St::Done => return Some(out),
+            St::Key { .. } => {
+                out.push_str("\": null");
+            }
+            St::Colon => out.push_str(": null"),
+            St::ObjValue => out.push_str("null"),
+            St::Str { .. } => out.push('"'),
+            St::Lit { lit, pos } => out.push_str(std::str::from_utf8(&lit[pos as usize..]).unwrap_or("")),
+            St::Num { last } => {
+                if matches!(last, NumAt::Minus | NumAt::Dot | NumAt::Exp | NumAt::ExpSign) {
+                    out.push('0');
+                }
+            }
+            // A held comma is not emitted: these read as "after a value".
+            St::ObjFirst | St::ObjKey | St::ArrFirst | St::ArrValue | St::After | St::Invalid => {
+                in_obj_after_key = false;
+            }
+        }
+        let _ = in_obj_after_key;
+        for &c in self.stack.iter().rev() {
+            out.push(if c == b'{' { '}' } else { ']' });
+        }
+        Some(out)
+    }
+}
+
+enum StrStep {
+    Esc(u8),
+    End,
+    Bad,
+}
+
+fn string_step(esc: u8, b: u8) -> StrStep {
+    match esc {
+        0 => match b {
+            b'"' => StrStep::End,
+            b'\\' => StrStep::Esc(1),
+            0..=0x1f => StrStep::Bad,
+            _ => StrStep::Esc(0),
+        },
+        1 => match b {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => StrStep::Esc(0),
+            b'u' => StrStep::Esc(2),
+            _ => StrStep::Bad,
+        },
+        2..=5 => {
+            if b.is_ascii_hexdigit() {
+                StrStep::Esc(if esc == 5 { 0 } else { esc + 1 })
+            } else {
+                StrStep::Bad
+            }
+        }
+        _ => StrStep::Bad,
+    }
+}
+
+/// Appends `s` to `out` as the inside of a JSON string, escaped the way
+/// Python's `json.dumps(..., ensure_ascii=False)` does.
+pub fn escape_into(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let rep: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if rep.is_empty() {
+            out.push_str(&format!("\\u{:04x}", b));
+        } else {
+            out.push_str(rep);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+}
+
+/// Serialises a JSON value the way Python's `json.dumps(v, ensure_ascii=False)`
+/// does (`", "` and `": "` separators), so arguments read like vLLM's.
+pub fn to_python_json(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => {
+            out.push('"');
+            escape_into(out, s);
+            out.push('"');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                to_python_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push('"');
+                escape_into(out, k);
+                out.push_str("\": ");
+                to_python_json(x, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(s: &str) -> (JsonScanner, Scan) {
+        let mut j = JsonScanner::new();
+        let r = j.feed(s.as_bytes());
+        (j, r)
+    }
+
+    /// Every prefix, cut at its watermark and repaired, is valid JSON, and the
+    /// emitted prefixes only ever grow along the final text.
+    #[test]
+    fn every_prefix_repairs_to_valid_json() {
+        let docs = [
+            r#"{"a": [1, 2.5e-3, true, false, null], "b": {"c": "x\"y\\z\u00e9"}, "d": -0.5}"#,
+            r#"{"text": "He said \"hi\"", "n": 10, "e": {}, "f": []}"#,
+            r#"[{"x": 1}, {"y": [[], [1]]}]"#,
+        ];
+        for doc in docs {
+            let mut last_safe = 0;
+            for cut in 0..=doc.len() {
+                let (j, r) = run(&doc[..cut]);
+                assert!(!matches!(r, Scan::Invalid { .. }), "{doc} cut {cut}");
+                assert!(j.safe() >= last_safe);
+                last_safe = j.safe();
+                if let Some(rep) = j.repair() {
+                    let text = format!("{}{}", &doc[..j.safe()], rep);
+                    assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok(), "{text:?}");
+                }
+            }
+            assert_eq!(last_safe, doc.len());
+        }
+    }
+
+    #[test]
+    fn invalid_and_complete() {
+        assert_eq!(run("{invalid").1, Scan::Invalid { at: 1 });
+        assert_eq!(run(r#"{"a":1} tail"#).1, Scan::Complete { used: 8 });
+        assert_eq!(run("{\"a\": 1\n```").1, Scan::Invalid { at: 8 });
+        let (j, _) = run("{\"city\": \"Tokyo\"\n");
+        assert_eq!(format!("{}{}", &"{\"city\": \"Tokyo\""[..j.safe()], j.repair().unwrap()), "{\"city\": \"Tokyo\"}");
+    }
+
+    #[test]
+    fn held_bytes() {
+        let (j, _) = run(r#"{"a": 1, "#);
+        assert_eq!(j.safe(), 7);
+        let (j, _) = run(r#"{"a": "x\u00"#);
+        assert_eq!(j.safe(), 9);
+        let (j, _) = run(r#"{"a": tr"#);
+        assert_eq!(j.repair().unwrap(), "ue}");
+    }
+
+    #[test]
+    fn depth_limit() {
+        let deep = "[".repeat(MAX_DEPTH + 1);
+        assert!(matches!(run(&deep).1, Scan::Invalid { .. }));
+    }
+
+    #[test]
+    fn python_escaping() {
+        let mut s = String::new();
+        escape_into(&mut s, "a\"b\\c\nd\u{1}é");
+        assert_eq!(s, "a\\\"b\\\\c\\nd\\u0001é");
+    }
+}

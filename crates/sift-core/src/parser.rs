@@ -1,0 +1,238 @@
+//! The Parser API: one [`Parser`] per request, made by a [`ParserFactory`]
+//! that holds the compiled formats of one reasoning/tool parser pair.
+//!
+//! The factory compiles, once, every variant a request can select: the
+//! native format (`tool_choice` auto), the reasoning-only format (no tools,
+//! or `none` for formats whose markup stays content), the `required` array
+//! and the named-function form. A request then only picks one and builds a
+//! small per-request state. `parse` is literally "push everything, then
+//! finish", folded the way a client folds deltas.
+
+use crate::engine::{Engine, Settings};
+use crate::format::{compile, Format, FormatSpec};
+use crate::message::{Delta, Folder, Message};
+use crate::schema::Tools;
+use crate::FormatError;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The request's `tool_choice`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// Not given: calls are parsed whenever a tool parser is named.
+    #[default]
+    Unset,
+    /// `none`.
+    None,
+    /// `auto`.
+    Auto,
+    /// `required`: the output is a JSON array of `{"name", "parameters"}`.
+    Required,
+    /// A named function: the output is its arguments.
+    Named(String),
+}
+
+impl ToolChoice {
+    /// Reads the JSON form (`"auto"`, `{"type": "function", "function": {"name": …}}`).
+    pub fn from_json(v: &Value) -> ToolChoice {
+        match v {
+            Value::String(s) => match s.as_str() {
+                "none" => ToolChoice::None,
+                "auto" => ToolChoice::Auto,
+                "required" => ToolChoice::Required,
+                _ => ToolChoice::Unset,
+            },
+            Value::Object(o) => {
+                let f = o.get("function").unwrap_or(v);
+                match f.get("name").and_then(Value::as_str) {
+                    Some(n) => ToolChoice::Named(n.to_string()),
+                    None => ToolChoice::Unset,
+                }
+            }
+            _ => ToolChoice::Unset,
+        }
+    }
+}
+
+/// What a request says that parsing depends on.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The request's tools (typing of XML-like parameters).
+    pub tools: Arc<Tools>,
+    /// The request's `tool_choice`.
+    pub tool_choice: ToolChoice,
+    /// `include_reasoning` (default true).
+    pub include_reasoning: bool,
+    /// `chat_template_kwargs` (thinking switches).
+    pub chat_template_kwargs: Option<Value>,
+    /// The end of the rendered prompt: decides whether output starts in reasoning.
+    pub prompt: Option<String>,
+    /// vLLM's `--enable-auto-tool-choice`: with false, `auto` parses no calls.
+    pub enable_auto_tools: bool,
+    /// Seed for generated call ids (deterministic tests); random when `None`.
+    pub id_seed: Option<u64>,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Request {
+            tools: Arc::new(Tools::default()),
+            tool_choice: ToolChoice::Unset,
+            include_reasoning: true,
+            chat_template_kwargs: None,
+            prompt: None,
+            enable_auto_tools: true,
+            id_seed: None,
+        }
+    }
+}
+
+/// The compiled formats of one reasoning/tool parser pair, shared by all requests.
+#[derive(Debug, Clone)]
+pub struct ParserFactory {
+    native: Arc<Format>,
+    plain: Arc<Format>,
+    required: Arc<Format>,
+    named: Arc<Format>,
+}
+
+const REQUIRED: &str = r#"
+name = "required"
+kind = "tools"
+entry = "calls"
+[calls]
+uncommitted = "content"
+[states.calls]
+text = { kind = "envelope", array = true, name_keys = ["name"], args_keys = ["parameters", "arguments"], done = "content", fail = "content", empty_args = true }
+[states.content]
+text = "content"
+"#;
+
+const NAMED: &str = r#"
+name = "named"
+kind = "tools"
+entry = "args"
+[states.args]
+text = "args"
+[states.content]
+text = "content"
+"#;
+
+impl ParserFactory {
+    /// Compiles every variant for a reasoning grammar and a tool grammar.
+    pub fn new(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Result<ParserFactory, FormatError> {
+        let required = FormatSpec::from_toml(REQUIRED)?;
+        let named = FormatSpec::from_toml(NAMED)?;
+        Ok(ParserFactory {
+            native: Arc::new(compile(reasoning, tools)?),
+            plain: Arc::new(compile(reasoning, None)?),
+            required: Arc::new(compile(reasoning, Some(&required))?),
+            named: Arc::new(compile(reasoning, Some(&named))?),
+        })
+    }
+
+    /// Binds every variant's special-token markers to a vocabulary.
+    pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<ParserFactory, FormatError> {
+        Ok(ParserFactory {
+            native: Arc::new(self.native.bind(vocab)?),
+            plain: Arc::new(self.plain.bind(vocab)?),
+            required: Arc::new(self.required.bind(vocab)?),
+            named: Arc::new(self.named.bind(vocab)?),
+        })
+    }
+
+    /// The native compiled format.
+    pub fn format(&self) -> &Arc<Format> {
+        &self.native
+    }
+
+    /// A parser for one request.
+    pub fn parser(&self, req: &Request) -> Parser {
+        let has_tools = self.native.has_tools();
+        let mut suppress = false;
+        let mut named = None;
+        let fmt = match &req.tool_choice {
+            ToolChoice::Required => &self.required,
+            ToolChoice::Named(n) => {
+                named = Some(n.clone());
+                &self.named
+            }
+            ToolChoice::None if has_tools && self.native.strip_when_none => {
+                suppress = true;
+                &self.native
+            }
+            ToolChoice::None => &self.plain,
+            ToolChoice::Auto | ToolChoice::Unset if !req.enable_auto_tools => &self.plain,
+            ToolChoice::Auto | ToolChoice::Unset => &self.native,
+        };
+        let start = fmt.start_state(req.chat_template_kwargs.as_ref(), req.prompt.as_deref());
+        let set = Settings {
+            include_reasoning: req.include_reasoning,
+            suppress_calls: suppress,
+            tools: Arc::clone(&req.tools),
+            id_seed: req.id_seed,
+            named,
+        };
+        Parser { engine: Engine::new(Arc::clone(fmt), start, set), finished: false }
+    }
+
+    /// One-shot: push everything, finish, fold.
+    pub fn parse(&self, req: &Request, text: &str, ids: Option<&[u32]>) -> Message {
+        let mut p = self.parser(req);
+        p.parse(text, ids)
+    }
+}
+
+/// The per-request streaming parser.
+#[derive(Debug)]
+pub struct Parser {
+    engine: Engine,
+    finished: bool,
+}
+
+impl Parser {
+    /// Feeds one delta (its text, and its token ids when known) into a
+    /// caller-owned [`Delta`], which is appended to, not cleared.
+    pub fn push_into(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
+        if !self.finished {
+            self.engine.push(text, ids, out);
+        }
+    }
+
+    /// Feeds one delta and returns what it produced.
+    pub fn push(&mut self, text: &str, ids: Option<&[u32]>) -> Delta {
+        let mut d = Delta::default();
+        self.push_into(text, ids, &mut d);
+        d
+    }
+
+    /// Ends the stream: flushes held text and deferred markers, closes an
+    /// open call, ends open reasoning. Later calls produce nothing.
+    pub fn finish_into(&mut self, out: &mut Delta) {
+        if !std::mem::replace(&mut self.finished, true) {
+            self.engine.finish(out);
+        }
+    }
+
+    /// Ends the stream and returns the last delta.
+    pub fn finish(&mut self) -> Delta {
+        let mut d = Delta::default();
+        self.finish_into(&mut d);
+        d
+    }
+
+    /// One-shot parse of a whole output.
+    pub fn parse(&mut self, text: &str, ids: Option<&[u32]>) -> Message {
+        let mut d = Delta::default();
+        self.push_into(text, ids, &mut d);
+        self.finish_into(&mut d);
+        let mut f = Folder::default();
+        f.push(&d);
+        f.finish()
+    }
+
+    /// The engine's current state name (diagnostics).
+    pub fn state(&self) -> &str {
+        self.engine.state_name()
+    }
+}

@@ -1,0 +1,107 @@
+//! The registry: vLLM's parser names (`--reasoning-parser`,
+//! `--tool-call-parser`) mapped to format files. The built-in files are
+//! compiled into the binary (`formats/**.toml`); more can be added at run
+//! time with [`Registry::add_toml`].
+
+use crate::format::spec::Kind;
+use crate::{FormatError, FormatSpec, ParserFactory};
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+macro_rules! builtin {
+    ($($dir:literal / $file:literal),* $(,)?) => {
+        &[$(include_str!(concat!("../formats/", $dir, "/", $file, ".toml"))),*]
+    };
+}
+
+const BUILTIN: &[&str] = builtin![
+    "reasoning" / "identity",
+    "reasoning" / "deepseek_r1",
+    "reasoning" / "deepseek_v3",
+    "reasoning" / "qwen3",
+    "reasoning" / "kimi_k2",
+    "tools" / "hermes",
+    "tools" / "llama3_json",
+    "tools" / "qwen3_coder",
+    "tools" / "deepseek_v3",
+    "tools" / "deepseek_v31",
+    "tools" / "kimi_k2",
+];
+
+/// Format specs by kind and name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    reasoning: BTreeMap<String, Arc<FormatSpec>>,
+    tools: BTreeMap<String, Arc<FormatSpec>>,
+}
+
+impl Registry {
+    /// The built-in formats (parsed once per process).
+    pub fn builtin() -> &'static Registry {
+        static R: OnceLock<Registry> = OnceLock::new();
+        R.get_or_init(|| {
+            let mut r = Registry::default();
+            for text in BUILTIN {
+                r.add_toml(text).expect("built-in formats are valid");
+            }
+            r
+        })
+    }
+
+    /// Adds a format file; it answers to its name and aliases. Validates it
+    /// by compiling it alone.
+    pub fn add_toml(&mut self, text: &str) -> Result<Arc<FormatSpec>, FormatError> {
+        let spec = Arc::new(FormatSpec::from_toml(text)?);
+        match spec.kind {
+            Kind::Reasoning => crate::format::compile(Some(&spec), None)?,
+            Kind::Tools => crate::format::compile(None, Some(&spec))?,
+        };
+        let map = match spec.kind {
+            Kind::Reasoning => &mut self.reasoning,
+            Kind::Tools => &mut self.tools,
+        };
+        for n in std::iter::once(&spec.name).chain(&spec.aliases) {
+            map.insert(n.clone(), Arc::clone(&spec));
+        }
+        Ok(spec)
+    }
+
+    /// Registered reasoning parser names.
+    pub fn reasoning_names(&self) -> impl Iterator<Item = &str> {
+        self.reasoning.keys().map(String::as_str)
+    }
+
+    /// Registered tool parser names.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// The reasoning spec named `name`.
+    pub fn reasoning(&self, name: &str) -> Result<&Arc<FormatSpec>, FormatError> {
+        self.reasoning.get(name).ok_or_else(|| {
+            if self.tools.contains_key(name) {
+                FormatError::WrongKind { name: name.to_string() }
+            } else {
+                FormatError::UnknownParser { name: name.to_string() }
+            }
+        })
+    }
+
+    /// The tool spec named `name`.
+    pub fn tool(&self, name: &str) -> Result<&Arc<FormatSpec>, FormatError> {
+        self.tools.get(name).ok_or_else(|| {
+            if self.reasoning.contains_key(name) {
+                FormatError::WrongKind { name: name.to_string() }
+            } else {
+                FormatError::UnknownParser { name: name.to_string() }
+            }
+        })
+    }
+
+    /// Compiles the pair (either may be absent).
+    pub fn factory(&self, reasoning: Option<&str>, tools: Option<&str>) -> Result<ParserFactory, FormatError> {
+        let r = reasoning.map(|n| self.reasoning(n)).transpose()?;
+        let t = tools.map(|n| self.tool(n)).transpose()?;
+        ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))
+    }
+}

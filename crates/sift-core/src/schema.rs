@@ -1,0 +1,177 @@
+//! Tool schemas, read once per request: which JSON type each parameter of
+//! each function declares, and the conversion of an XML-style parameter's
+//! text to that type (vLLM's `_convert_param_value`).
+
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The declared type of one parameter, reduced to what conversion needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamType {
+    /// Text, kept as a JSON string (also: no schema for this parameter).
+    String,
+    /// `integer` and its spellings.
+    Integer,
+    /// `number`/`float`.
+    Number,
+    /// `boolean`.
+    Boolean,
+    /// `object`/`array`/`dict`/`list`, or a schema without a plain type
+    /// (`anyOf`…): parsed as JSON when it is JSON.
+    Json,
+}
+
+/// The request's tools, indexed for lookups by function and parameter name.
+#[derive(Debug, Clone, Default)]
+pub struct Tools {
+    funcs: HashMap<String, HashMap<String, ParamType>>,
+    names: Vec<String>,
+}
+
+fn type_of(schema: &Value) -> ParamType {
+    let ty = match schema.get("type") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str()).find(|s| *s != "null"),
+        _ => None,
+    };
+    let Some(ty) = ty else {
+        return if schema.get("anyOf").is_some() || schema.get("oneOf").is_some() || schema.get("allOf").is_some() {
+            ParamType::Json
+        } else {
+            ParamType::String
+        };
+    };
+    let ty = ty.trim().to_ascii_lowercase();
+    match ty.as_str() {
+        "string" | "str" | "text" | "varchar" | "char" | "enum" => ParamType::String,
+        "boolean" | "bool" | "binary" => ParamType::Boolean,
+        t if t.starts_with("int") || t.starts_with("uint") || t.starts_with("long") || t.starts_with("short") || t.starts_with("unsigned") => {
+            ParamType::Integer
+        }
+        t if t.starts_with("num") || t.starts_with("float") || t.starts_with("double") => ParamType::Number,
+        _ => ParamType::Json,
+    }
+}
+
+impl Tools {
+    /// Reads a `tools` array in the Chat Completions shape
+    /// (`{"type": "function", "function": {...}}`) or the Responses API's flat one.
+    pub fn from_json(tools: &Value) -> Tools {
+        let mut t = Tools::default();
+        for tool in tools.as_array().into_iter().flatten() {
+            let f = tool.get("function").unwrap_or(tool);
+            let Some(name) = f.get("name").and_then(Value::as_str) else { continue };
+            let mut params = HashMap::new();
+            if let Some(props) = f.get("parameters").and_then(|p| p.get("properties")).and_then(Value::as_object) {
+                for (k, v) in props {
+                    params.insert(k.clone(), type_of(v));
+                }
+            }
+            t.names.push(name.to_string());
+            t.funcs.insert(name.to_string(), params);
+        }
+        t
+    }
+
+    /// Function names in declaration order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// True when there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The declared type of `param` of `func`; String when either is unknown.
+    pub fn param_type(&self, func: &str, param: &str) -> ParamType {
+        self.funcs.get(func).and_then(|p| p.get(param)).copied().unwrap_or(ParamType::String)
+    }
+}
+
+/// Converts a non-string parameter's text to JSON text, falling back to a
+/// JSON string of the text when it does not read as the declared type.
+pub fn convert_value(text: &str, ty: ParamType, out: &mut String) {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("null") {
+        out.push_str("null");
+        return;
+    }
+    let ok = match ty {
+        ParamType::String => false,
+        ParamType::Integer => match t.parse::<i128>() {
+            Ok(n) => {
+                out.push_str(&n.to_string());
+                true
+            }
+            Err(_) => false,
+        },
+        ParamType::Number => match t.parse::<f64>() {
+            Ok(x) if x.is_finite() => {
+                if x.fract() == 0.0 && x.abs() < 1e15 && !t.contains(['e', 'E']) {
+                    out.push_str(&(x as i64).to_string());
+                } else {
+                    out.push_str(&serde_json::Number::from_f64(x).map_or_else(|| t.to_string(), |n| n.to_string()));
+                }
+                true
+            }
+            _ => false,
+        },
+        ParamType::Boolean => match t.to_ascii_lowercase().as_str() {
+            "true" | "false" => {
+                out.push_str(&t.to_ascii_lowercase());
+                true
+            }
+            _ => false,
+        },
+        ParamType::Json => match serde_json::from_str::<Value>(t) {
+            Ok(v) => {
+                crate::json::to_python_json(&v, out);
+                true
+            }
+            Err(_) => false,
+        },
+    };
+    if !ok {
+        out.push('"');
+        crate::json::escape_into(out, text);
+        out.push('"');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions() {
+        let cases = [
+            ("42", ParamType::Integer, "42"),
+            ("4x", ParamType::Integer, "\"4x\""),
+            ("3.14", ParamType::Number, "3.14"),
+            ("2", ParamType::Number, "2"),
+            ("True", ParamType::Boolean, "true"),
+            ("{\"a\":1}", ParamType::Json, "{\"a\": 1}"),
+            ("not json", ParamType::Json, "\"not json\""),
+            ("null", ParamType::Integer, "null"),
+        ];
+        for (text, ty, want) in cases {
+            let mut s = String::new();
+            convert_value(text, ty, &mut s);
+            assert_eq!(s, want, "{text:?} as {ty:?}");
+        }
+    }
+
+    #[test]
+    fn reads_both_tool_shapes() {
+        let v: Value = serde_json::from_str(
+            r#"[{"type":"function","function":{"name":"f","parameters":{"properties":{"n":{"type":"integer"}}}}},
+                {"type":"function","name":"g","parameters":{"properties":{"o":{"anyOf":[{"type":"object"}]}}}}]"#,
+        )
+        .unwrap();
+        let t = Tools::from_json(&v);
+        assert_eq!(t.param_type("f", "n"), ParamType::Integer);
+        assert_eq!(t.param_type("g", "o"), ParamType::Json);
+        assert_eq!(t.param_type("g", "missing"), ParamType::String);
+    }
+}

@@ -1,0 +1,103 @@
+//! [`Detokenizer`]: incremental detokenization with a prefix/read window.
+//!
+//! The algorithm is vLLM's `detokenize_incrementally` (also HuggingFace's
+//! `DecodeStream`), plus a [`Detokenizer::finish`] that flushes what is held:
+//! the window `ids[..read]` is the last released chunk (the *prefix*) and
+//! `ids[read..]` is not yet released. Each step decodes the whole window; when
+//! that decode ends in U+FFFD (an incomplete UTF-8 sequence, e.g. an emoji
+//! split over byte tokens) or adds nothing, the output is held. Otherwise the
+//! text after the prefix's decode is released and the window slides. Decoding
+//! with the previous tokens as context is what keeps byte-level BPE pieces and
+//! SentencePiece leading spaces exact.
+//!
+//! Invariant: for any ids, the concatenation of everything released by
+//! [`Detokenizer::push`] and [`Detokenizer::finish`] equals
+//! [`TokenizerView::decode`] of all ids, whenever the tokenizer's decode of a
+//! window is a prefix of its decode of any extension of that window (true for
+//! byte-level BPE, Metaspace and byte-fallback decoders).
+
+use crate::TokenizerView;
+
+/// Turns a stream of token ids into a stream of complete text chunks.
+#[derive(Debug, Clone)]
+pub struct Detokenizer {
+    view: TokenizerView,
+    /// The window: `ids[..read]` is the prefix, `ids[read..]` is held.
+    ids: Vec<u32>,
+    read: usize,
+    /// `decode(ids[..read])`, cached.
+    prefix: String,
+}
+
+impl Detokenizer {
+    /// A detokenizer at the start of a sequence.
+    pub fn new(view: &TokenizerView) -> Self {
+        Detokenizer {
+            view: view.clone(),
+            ids: Vec::new(),
+            read: 0,
+            prefix: String::new(),
+        }
+    }
+
+    /// Feeds one id; returns the text it completes, if any.
+    pub fn push(&mut self, id: u32) -> Option<String> {
+        self.ids.push(id);
+        let text = self.view.decode(&self.ids);
+        if text.len() <= self.prefix.len() || text.ends_with(char::REPLACEMENT_CHARACTER) {
+            return None;
+        }
+        let released = after_prefix(&self.prefix, &text).to_string();
+        self.ids.drain(..self.read);
+        self.read = self.ids.len();
+        self.prefix = self.view.decode(&self.ids);
+        Some(released)
+    }
+
+    /// Feeds several ids; returns all the text they complete (maybe empty).
+    pub fn push_ids(&mut self, ids: &[u32]) -> String {
+        ids.iter().filter_map(|&id| self.push(id)).collect()
+    }
+
+    /// Whether ids are held back (their text is not released yet).
+    pub fn has_pending(&self) -> bool {
+        self.ids.len() > self.read
+    }
+
+    /// Ends the sequence: releases whatever is held, incomplete UTF-8
+    /// included (as U+FFFD, exactly as [`TokenizerView::decode`] renders it).
+    pub fn finish(self) -> String {
+        if !self.has_pending() {
+            return String::new();
+        }
+        let text = self.view.decode(&self.ids);
+        after_prefix(&self.prefix, &text).to_string()
+    }
+}
+
+/// `text` without its leading `prefix`. Should a decoder ever rewrite the
+/// prefix, the text after the longest common prefix (on a char boundary) is
+/// released rather than panicking on a bad slice.
+fn after_prefix<'t>(prefix: &str, text: &'t str) -> &'t str {
+    if let Some(rest) = text.strip_prefix(prefix) {
+        return rest;
+    }
+    let common = text
+        .char_indices()
+        .zip(prefix.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(prefix.len().min(text.len()), |((i, _), _)| i);
+    &text[common..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::after_prefix;
+
+    #[test]
+    fn after_prefix_is_safe() {
+        assert_eq!(after_prefix("ab", "abc"), "c");
+        assert_eq!(after_prefix("", "é"), "é");
+        assert_eq!(after_prefix("aé", "aèx"), "èx");
+    }
+}

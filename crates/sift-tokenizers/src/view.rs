@@ -1,0 +1,144 @@
+//! [`TokenizerView`]: a loaded HuggingFace tokenizer, seen the way Sift needs it.
+//!
+//! Invariants:
+//! - [`TokenizerView::encode`] adds no special tokens (no BOS, no template) but
+//!   recognises added/special-token spellings in the text as their single ids,
+//!   which is how a model's own output is tokenized;
+//! - [`TokenizerView::decode`] never skips special tokens;
+//! - [`sift_core::Vocab::token_id`] returns `Some(id)` only when the marker is
+//!   exactly one token whose decode is the marker itself;
+//! - the view is cheap to clone (the tokenizer sits behind an `Arc`).
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokenizers::Tokenizer;
+
+use crate::{named_tokenizer_path, Detokenizer, TokenizerError};
+
+/// A loaded tokenizer: encode, decode, and single-token lookups.
+#[derive(Clone)]
+pub struct TokenizerView {
+    inner: Arc<Tokenizer>,
+}
+
+impl fmt::Debug for TokenizerView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenizerView")
+            .field("vocab_size", &self.vocab_size())
+            .finish()
+    }
+}
+
+impl From<Tokenizer> for TokenizerView {
+    fn from(tokenizer: Tokenizer) -> Self {
+        TokenizerView {
+            inner: Arc::new(tokenizer),
+        }
+    }
+}
+
+impl TokenizerView {
+    /// Loads a `tokenizer.json` file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, TokenizerError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| TokenizerError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&bytes, || path.display().to_string())
+    }
+
+    /// Parses the contents of a `tokenizer.json`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, TokenizerError> {
+        Self::parse(bytes, || "<bytes>".to_string())
+    }
+
+    /// Loads one of the named tokenizers fetched by `scripts/fetch-assets.sh`
+    /// (see [`crate::named_tokenizer_path`]).
+    pub fn named(name: &str) -> Result<Self, TokenizerError> {
+        let path = named_tokenizer_path(name)
+            .ok_or_else(|| TokenizerError::UnknownName(name.to_string()))?;
+        if !path.is_file() {
+            return Err(TokenizerError::MissingAsset {
+                name: name.to_string(),
+                path,
+            });
+        }
+        Self::from_file(path)
+    }
+
+    fn parse(bytes: &[u8], origin: impl FnOnce() -> String) -> Result<Self, TokenizerError> {
+        Tokenizer::from_bytes(bytes)
+            .map(Self::from)
+            .map_err(|e| TokenizerError::Parse {
+                origin: origin(),
+                message: e.to_string(),
+            })
+    }
+
+    /// The wrapped HuggingFace tokenizer.
+    pub fn inner(&self) -> &Tokenizer {
+        &self.inner
+    }
+
+    /// Number of ids, added tokens included.
+    pub fn vocab_size(&self) -> usize {
+        self.inner.get_vocab_size(true)
+    }
+
+    /// Token ids of `text` as a model would emit them: no special tokens are
+    /// added, special-token spellings in the text map to their single ids.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
+        match self.inner.encode_fast(text, false) {
+            Ok(encoding) => Ok(encoding.get_ids().to_vec()),
+            Err(e) => Err(TokenizerError::Encode {
+                text: text.chars().take(80).collect(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// The text of `ids`, special tokens kept. Unknown ids decode to nothing;
+    /// a decoder error (none of HuggingFace's built-in decoders raises one)
+    /// decodes to the empty string.
+    pub fn decode(&self, ids: &[u32]) -> String {
+        self.inner.decode(ids, false).unwrap_or_default()
+    }
+
+    /// The vocabulary entry of an id (byte-level encoded for byte-level BPE).
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id)
+    }
+
+    /// The id of a vocabulary entry or added token, spelled as stored
+    /// (byte-level encoded for byte-level BPE: `"Ċ"` for a newline).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
+    }
+
+    /// A fresh incremental detokenizer over this tokenizer.
+    pub fn detokenizer(&self) -> Detokenizer {
+        Detokenizer::new(self)
+    }
+}
+
+impl sift_core::Vocab for TokenizerView {
+    /// The single id of `marker`: first a direct lookup (added tokens, plain
+    /// vocab entries), then encoding the marker; either way the id must decode
+    /// back to exactly the marker.
+    fn token_id(&self, marker: &str) -> Option<u32> {
+        if marker.is_empty() {
+            return None;
+        }
+        let exact = |id: &u32| self.decode(&[*id]) == marker;
+        if let Some(id) = self.token_to_id(marker).filter(exact) {
+            return Some(id);
+        }
+        match self.encode(marker).ok()?.as_slice() {
+            [id] if exact(id) => Some(*id),
+            _ => None,
+        }
+    }
+}
