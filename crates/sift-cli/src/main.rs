@@ -1,1 +1,200 @@
-fn main() {}
+//! `sift`: a thin command over the library crates.
+//!
+//! - `sift parse` prints the parsed message of one model output (or, with
+//!   `--stream`, one delta per line and then the folded message);
+//! - `sift parse --jsonl FILE` answers conformance cases line by line;
+//! - `sift parsers` lists the registered parser names.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser as Clap, Subcommand};
+use serde_json::Value;
+use sift_conformance::{delta_json, message_json, stream_chunks, Case, Runner};
+use sift_core::{Folder, Registry, Request, ToolChoice, Tools};
+use sift_tokenizers::TokenizerView;
+use std::io::{BufRead, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Clap)]
+#[command(name = "sift", version, about = "Split LLM output into reasoning, content and tool calls")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Parse a model output (or a JSONL file of conformance cases).
+    Parse(ParseArgs),
+    /// List the registered parser names.
+    Parsers,
+}
+
+#[derive(clap::Args)]
+struct ParseArgs {
+    /// vLLM reasoning parser name.
+    #[arg(long)]
+    reasoning_parser: Option<String>,
+    /// vLLM tool-call parser name.
+    #[arg(long)]
+    tool_call_parser: Option<String>,
+    /// A JSON file with the request's `tools` array.
+    #[arg(long)]
+    tools: Option<PathBuf>,
+    /// `tool_choice`: none, auto, required, or a function name.
+    #[arg(long)]
+    tool_choice: Option<String>,
+    /// A `tokenizer.json`: markers are matched by token id, streaming goes token by token.
+    #[arg(long)]
+    tokenizer: Option<PathBuf>,
+    /// Print each delta, then the folded message.
+    #[arg(long)]
+    stream: bool,
+    /// Read conformance cases (one JSON per line) and write one answer per line.
+    #[arg(long)]
+    jsonl: Option<PathBuf>,
+    /// Where named tokenizers live (`DIR/<name>/tokenizer.json`); also `SIFT_TOKENIZERS`.
+    #[arg(long)]
+    tokenizers: Option<PathBuf>,
+    /// Extra format files (TOML) to register before parsing.
+    #[arg(long = "format-file")]
+    format_files: Vec<PathBuf>,
+    /// The model output (a file, or `-` / nothing for standard input).
+    input: Option<PathBuf>,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Parsers => {
+            let r = Registry::builtin();
+            println!("reasoning parsers:");
+            for n in r.reasoning_names() {
+                println!("  {n}");
+            }
+            println!("tool parsers:");
+            for n in r.tool_names() {
+                println!("  {n}");
+            }
+            Ok(())
+        }
+        Cmd::Parse(a) => parse(a),
+    }
+}
+
+fn registry(files: &[PathBuf]) -> Result<Registry> {
+    let mut r = Registry::builtin().clone();
+    for f in files {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        r.add_toml(&text).with_context(|| format!("format file {}", f.display()))?;
+    }
+    Ok(r)
+}
+
+fn parse(a: ParseArgs) -> Result<()> {
+    let reg = registry(&a.format_files)?;
+    if let Some(path) = &a.jsonl {
+        return jsonl(reg, path, a.tokenizers.clone());
+    }
+    let mut text = String::new();
+    match a.input.as_deref() {
+        None => std::io::stdin().read_to_string(&mut text).map(|_| ())?,
+        Some(p) if p.as_os_str() == "-" => std::io::stdin().read_to_string(&mut text).map(|_| ())?,
+        Some(p) => text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+    }
+    let mut factory = reg.factory(a.reasoning_parser.as_deref(), a.tool_call_parser.as_deref())?;
+    let view = match &a.tokenizer {
+        Some(p) => {
+            let v = TokenizerView::from_file(p)?;
+            factory = factory.bind(&v)?;
+            Some(v)
+        }
+        None => None,
+    };
+    let mut req = Request::default();
+    if let Some(p) = &a.tools {
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(p)?).context("tools file is not JSON")?;
+        req.tools = Arc::new(Tools::from_json(&v));
+    }
+    if let Some(tc) = &a.tool_choice {
+        req.tool_choice = match tc.as_str() {
+            "none" => ToolChoice::None,
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            name => ToolChoice::Named(name.to_string()),
+        };
+    }
+    let ids = match &view {
+        Some(v) => Some(v.encode(&text)?),
+        None => None,
+    };
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    if !a.stream {
+        let m = factory.parse(&req, &text, ids.as_deref());
+        serde_json::to_writer_pretty(&mut out, &message_json(&m))?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let mut p = factory.parser(&req);
+    let mut fold = Folder::default();
+    let mut emit = |d: sift_core::Delta, out: &mut dyn Write| -> Result<()> {
+        if !d.is_empty() {
+            serde_json::to_writer(&mut *out, &delta_json(&d))?;
+            writeln!(out)?;
+            fold.push(&d);
+        }
+        Ok(())
+    };
+    match (&view, &ids) {
+        (Some(v), Some(ids)) => {
+            let mut det = v.detokenizer();
+            for &id in ids {
+                let t = det.push(id).unwrap_or_default();
+                emit(p.push(&t, Some(&[id])), &mut out)?;
+            }
+            let rest = det.finish();
+            emit(p.push(&rest, Some(&[])), &mut out)?;
+        }
+        _ => {
+            for c in stream_chunks(&text, Some(4)) {
+                emit(p.push(c, None), &mut out)?;
+            }
+        }
+    }
+    emit(p.finish(), &mut out)?;
+    serde_json::to_writer_pretty(&mut out, &message_json(&fold.finish()))?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn jsonl(reg: Registry, path: &PathBuf, tokenizers: Option<PathBuf>) -> Result<()> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut runner = Runner::with_registry(reg);
+    runner.tokenizers_dir = tokenizers.or_else(|| std::env::var_os("SIFT_TOKENIZERS").map(PathBuf::from));
+    let out = std::io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<Case>(&line) {
+            Ok(case) => runner.answer(&case),
+            Err(e) => {
+                let id = serde_json::from_str::<Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string))
+                    .unwrap_or_else(|| format!("line {}", n + 1));
+                sift_conformance::Answer::error(&id, "bad_case", e.to_string())
+            }
+        };
+        serde_json::to_writer(&mut out, &answer)?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    if false {
+        bail!("unreachable");
+    }
+    Ok(())
+}

@@ -67,8 +67,6 @@ pub struct Request {
     pub chat_template_kwargs: Option<Value>,
     /// The end of the rendered prompt: decides whether output starts in reasoning.
     pub prompt: Option<String>,
-    /// vLLM's `--enable-auto-tool-choice`: with false, `auto` parses no calls.
-    pub enable_auto_tools: bool,
     /// Seed for generated call ids (deterministic tests); random when `None`.
     pub id_seed: Option<u64>,
 }
@@ -81,7 +79,6 @@ impl Default for Request {
             include_reasoning: true,
             chat_template_kwargs: None,
             prompt: None,
-            enable_auto_tools: true,
             id_seed: None,
         }
     }
@@ -162,7 +159,6 @@ impl ParserFactory {
                 &self.native
             }
             ToolChoice::None => &self.plain,
-            ToolChoice::Auto | ToolChoice::Unset if !req.enable_auto_tools => &self.plain,
             ToolChoice::Auto | ToolChoice::Unset => &self.native,
         };
         let start = fmt.start_state(req.chat_template_kwargs.as_ref(), req.prompt.as_deref());

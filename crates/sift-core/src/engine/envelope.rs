@@ -123,7 +123,7 @@ impl Engine {
         let (Some(name), true) = (&env.name, env.args_started) else { return };
         let name = name.clone();
         let ready = match self.call.as_ref().map(|c| (&c.args, c.index)) {
-            Some((ArgsW::Raw(r), None)) => r.fed() >= 2 || r.stopped(),
+            Some((ArgsW::Raw(r), None)) => r.fed() >= 2 || r.complete(),
             _ => false,
         };
         if ready {

@@ -362,9 +362,10 @@ impl Engine {
             NameStyle::Plain => (text.to_string(), None),
             NameStyle::Kimi => {
                 let body = text.split_once('.').map_or(text, |(_, rest)| rest);
+                // vLLM skips a call whose id lacks the `:IDX` suffix.
                 let name = match body.rsplit_once(':') {
-                    Some((n, idx)) if idx.bytes().all(|b| b.is_ascii_digit()) => n,
-                    _ => body,
+                    Some((n, idx)) if !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()) => n,
+                    _ => return,
                 };
                 (name.to_string(), Some(text.to_string()))
             }
