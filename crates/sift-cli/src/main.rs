@@ -179,14 +179,14 @@ fn jsonl(reg: Registry, path: &PathBuf, tokenizers: Option<PathBuf>) -> Result<(
         if line.trim().is_empty() {
             continue;
         }
-        let answer = match serde_json::from_str::<Case>(&line) {
+        let answer = match Case::from_json_line(&line) {
             Ok(case) => runner.answer(&case),
             Err(e) => {
                 let id = serde_json::from_str::<Value>(&line)
                     .ok()
                     .and_then(|v| v.get("id").and_then(Value::as_str).map(str::to_string))
                     .unwrap_or_else(|| format!("line {}", n + 1));
-                sift_conformance::Answer::error(&id, "bad_case", e.to_string())
+                sift_conformance::Answer::error(&id, "bad_case", e)
             }
         };
         serde_json::to_writer(&mut out, &answer)?;

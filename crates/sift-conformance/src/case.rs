@@ -43,3 +43,48 @@ pub struct Case {
     #[serde(default)]
     pub expected: Option<Value>,
 }
+
+/// Nesting depth of a JSON text (strings skipped), to bound recursion before parsing.
+fn json_depth(s: &str) -> usize {
+    let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
+    for b in s.bytes() {
+        if in_str {
+            match (esc, b) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Deepest case nesting accepted (the corpus's `expected` may nest deeper
+/// than serde_json's default limit of 128).
+pub const MAX_CASE_DEPTH: usize = 2048;
+
+impl Case {
+    /// Parses one case line.
+    pub fn from_json_line(line: &str) -> Result<Case, String> {
+        let d = json_depth(line);
+        if d > MAX_CASE_DEPTH {
+            return Err(format!("case nests {d} levels deep (limit {MAX_CASE_DEPTH})"));
+        }
+        let mut de = serde_json::Deserializer::from_str(line);
+        de.disable_recursion_limit();
+        let case = <Case as serde::Deserialize>::deserialize(&mut de).map_err(|e| e.to_string())?;
+        de.end().map_err(|e| e.to_string())?;
+        Ok(case)
+    }
+}

@@ -95,7 +95,8 @@ impl Runner {
             .clone()
     }
 
-    fn factory(&mut self, case: &Case) -> Result<ParserFactory, (String, String)> {
+    /// The compiled (and, with a tokenizer, bound) parser pair of a case.
+    pub fn factory(&mut self, case: &Case) -> Result<ParserFactory, (String, String)> {
         let key = (case.reasoning_parser.clone(), case.tool_parser.clone(), case.tokenizer.clone());
         if !self.factories.contains_key(&key) {
             let reg = self.registry.as_ref().unwrap_or_else(|| Registry::builtin());
