@@ -35,11 +35,6 @@ impl RawJson {
         self.scan.is_complete()
     }
 
-    /// Whether any JSON byte was accepted.
-    pub fn started(&self) -> bool {
-        self.started
-    }
-
     /// Non-white-space bytes accepted (for commit decisions).
     pub fn fed(&self) -> usize {
         self.scan.fed()

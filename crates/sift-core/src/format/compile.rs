@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, HashMap};
 pub const MAX_MARKER_LEN: usize = 64;
 
 struct Builder {
-    name: String,
     terminals: Vec<Terminal>,
     term_index: HashMap<(u8, String), TermId>,
     state_index: HashMap<String, StateId>,
@@ -40,7 +39,6 @@ impl Builder {
             }
             let id = self.terminals.len() as TermId;
             self.terminals.push(Terminal {
-                name: name.clone(),
                 spellings: t.spellings().iter().map(|s| s.as_str().into()).collect(),
                 token: t.is_token(),
             });
@@ -115,7 +113,6 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     let r = reasoning.unwrap_or(&identity);
     let name = format!("{}+{}", reasoning.map_or("none", |s| &s.name), tools.map_or("none", |s| &s.name));
     let mut b = Builder {
-        name: name.clone(),
         terminals: vec![],
         term_index: HashMap::new(),
         state_index: HashMap::new(),
@@ -181,8 +178,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         }
         check_ambiguous(sname, &spellings)?;
         let needle = needle_for(&spellings);
-        let max_len = spellings.iter().map(|s| s.0.len()).max().unwrap_or(0);
-        states.push(State { name: sname.clone(), mode, spellings, needle, max_len });
+        states.push(State { name: sname.clone(), mode, spellings, needle });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();

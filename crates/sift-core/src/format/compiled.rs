@@ -11,7 +11,6 @@ pub type TermId = u16;
 /// A compiled terminal.
 #[derive(Debug, Clone)]
 pub(crate) struct Terminal {
-    pub name: String,
     pub spellings: Vec<Box<str>>,
     pub token: bool,
 }
@@ -77,8 +76,6 @@ pub(crate) struct State {
     /// Active spellings: (bytes, terminal, transition).
     pub spellings: Vec<(Box<[u8]>, TermId, Trans)>,
     pub needle: Needle,
-    /// Longest active spelling, in bytes.
-    pub max_len: usize,
 }
 
 impl State {
@@ -186,6 +183,17 @@ impl Format {
             }
         }
         Ok(f)
+    }
+
+    /// The ids of the reasoning start and end markers, once bound to a
+    /// vocabulary (for [`crate::ReasoningCounter`] and reasoning-end checks).
+    pub fn reasoning_token_ids(&self) -> Option<(Option<u32>, u32)> {
+        let id_of = |t: Option<TermId>| {
+            let t = t?;
+            self.token_ids.iter().find(|(_, v)| **v == t).map(|(k, _)| *k)
+        };
+        let end = id_of(self.reasoning_markers.1)?;
+        Some((id_of(self.reasoning_markers.0), end))
     }
 
     /// The start state for a request's `chat_template_kwargs` and prompt tail.
