@@ -87,6 +87,8 @@ pub struct JsonScanner {
     st: St,
     fed: usize,
     safe: usize,
+    /// An invalid byte was seen; `st` keeps the state before it, for repair.
+    bad: bool,
 }
 
 impl Default for JsonScanner {
@@ -102,7 +104,7 @@ fn is_ws(b: u8) -> bool {
 impl JsonScanner {
     /// A scanner expecting one JSON value.
     pub fn new() -> Self {
-        JsonScanner { stack: Vec::new(), st: St::Start, fed: 0, safe: 0 }
+        JsonScanner { stack: Vec::new(), st: St::Start, fed: 0, safe: 0, bad: false }
     }
 
     /// Bytes accepted so far.
@@ -122,7 +124,7 @@ impl JsonScanner {
 
     /// True once an invalid byte was seen.
     pub fn is_invalid(&self) -> bool {
-        self.st == St::Invalid
+        self.bad
     }
 
     /// True while nothing but white space was fed.
@@ -132,12 +134,20 @@ impl JsonScanner {
 
     /// Feeds bytes; stops at the end of the top-level value or at an invalid byte.
     pub fn feed(&mut self, input: &[u8]) -> Scan {
+        if self.bad {
+            return Scan::Invalid { at: 0 };
+        }
         for (i, &b) in input.iter().enumerate() {
             if self.st == St::Done {
                 return Scan::Complete { used: i };
             }
+            let before = (self.st, self.stack.len());
             if !self.step(b) {
-                self.st = St::Invalid;
+                // A number that ended before the bad byte may have moved on.
+                if self.stack.len() == before.1 {
+                    self.st = before.0;
+                }
+                self.bad = true;
                 return Scan::Invalid { at: i };
             }
             self.fed += 1;
@@ -171,9 +181,10 @@ impl JsonScanner {
 
     fn close(&mut self, c: u8) -> bool {
         let want = if c == b'}' { b'{' } else { b'[' };
-        if self.stack.pop() != Some(want) {
+        if self.stack.last() != Some(&want) {
             return false;
         }
+        self.stack.pop();
         self.st = if self.stack.is_empty() { St::Done } else { St::After };
         true
     }
@@ -492,7 +503,7 @@ mod tests {
     #[test]
     fn invalid_and_complete() {
         assert_eq!(run("{invalid").1, Scan::Invalid { at: 1 });
-        assert_eq!(run(r#"{"a":1} tail"#).1, Scan::Complete { used: 8 });
+        assert_eq!(run(r#"{"a":1} tail"#).1, Scan::Complete { used: 7 });
         assert_eq!(run("{\"a\": 1\n```").1, Scan::Invalid { at: 8 });
         let (j, _) = run("{\"city\": \"Tokyo\"\n");
         assert_eq!(format!("{}{}", &"{\"city\": \"Tokyo\""[..j.safe()], j.repair().unwrap()), "{\"city\": \"Tokyo\"}");
@@ -503,7 +514,7 @@ mod tests {
         let (j, _) = run(r#"{"a": 1, "#);
         assert_eq!(j.safe(), 7);
         let (j, _) = run(r#"{"a": "x\u00"#);
-        assert_eq!(j.safe(), 9);
+        assert_eq!(j.safe(), 8);
         let (j, _) = run(r#"{"a": tr"#);
         assert_eq!(j.repair().unwrap(), "ue}");
     }

@@ -161,6 +161,11 @@ impl Format {
         self.has_tools
     }
 
+    /// Every marker spelling the format knows.
+    pub fn spellings(&self) -> impl Iterator<Item = &str> {
+        self.terminals.iter().flat_map(|t| t.spellings.iter().map(|s| &**s))
+    }
+
     /// Markers declared as special tokens, by spelling.
     pub fn token_markers(&self) -> impl Iterator<Item = &str> {
         self.terminals.iter().filter(|t| t.token).flat_map(|t| t.spellings.iter().map(|s| &**s))

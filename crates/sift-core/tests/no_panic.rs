@@ -1,0 +1,122 @@
+//! Property: for every registered reasoning × tool pair and every
+//! `tool_choice`, any output — random "marker soup" of spellings, partial
+//! spellings, JSON and XML fragments and arbitrary characters — parses
+//! without panicking, and streaming it in random cuts gives exactly the
+//! one-shot message.
+
+use proptest::prelude::*;
+use sift_core::{Folder, ParserFactory, Registry, Request, ToolChoice, Tools};
+use std::sync::{Arc, OnceLock};
+
+struct Pair {
+    factory: ParserFactory,
+    frags: Vec<String>,
+}
+
+fn pairs() -> &'static Vec<Pair> {
+    static P: OnceLock<Vec<Pair>> = OnceLock::new();
+    P.get_or_init(|| {
+        let r = Registry::builtin();
+        let mut out = vec![];
+        let mut rs: Vec<Option<&str>> = r.reasoning_names().map(Some).collect();
+        rs.push(None);
+        let mut ts: Vec<Option<&str>> = r.tool_names().map(Some).collect();
+        ts.push(None);
+        for rn in &rs {
+            for tn in &ts {
+                let factory = r.factory(*rn, *tn).expect("built-in pair compiles");
+                let mut frags: Vec<String> = factory.format().spellings().map(str::to_string).collect();
+                for s in frags.clone() {
+                    let cut = s.char_indices().nth(s.chars().count() / 2).map_or(0, |(i, _)| i);
+                    frags.push(s[..cut].to_string());
+                }
+                for f in [
+                    "{\"name\": \"f\", \"arguments\": {",
+                    "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}",
+                    "\"x\": [1, 2.5, true, null]",
+                    "}",
+                    "]",
+                    "[",
+                    "\"",
+                    "\\",
+                    ";",
+                    "\n",
+                    "city",
+                    "functions.f:0",
+                    "```json\n",
+                    "é日本🙂",
+                    " plain words ",
+                ] {
+                    frags.push(f.to_string());
+                }
+                out.push(Pair { factory, frags });
+            }
+        }
+        out
+    })
+}
+
+fn tools() -> Arc<Tools> {
+    let v: serde_json::Value = serde_json::from_str(
+        r#"[{"type":"function","function":{"name":"f","parameters":{"properties":{"x":{"type":"integer"},"city":{"type":"string"},"o":{"type":"object"}}}}}]"#,
+    )
+    .unwrap();
+    Arc::new(Tools::from_json(&v))
+}
+
+fn stream(f: &ParserFactory, req: &Request, text: &str, cuts: &[usize]) -> sift_core::Message {
+    let mut p = f.parser(req);
+    let mut fold = Folder::default();
+    let mut start = 0;
+    for &c in cuts {
+        let mut c = c.min(text.len());
+        while !text.is_char_boundary(c) {
+            c += 1;
+        }
+        if c > start {
+            fold.push(&p.push(&text[start..c], None));
+            start = c;
+        }
+    }
+    fold.push(&p.push(&text[start..], None));
+    fold.push(&p.finish());
+    fold.finish()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #[test]
+    fn marker_soup_streams_like_one_shot(
+        picks in prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), 0u8..4), 0..40),
+        cuts in prop::collection::vec(0usize..400, 0..20),
+        choice in 0u8..5,
+    ) {
+        let tools = tools();
+        for pair in pairs() {
+            let mut text = String::new();
+            for (i, ch, kind) in &picks {
+                match kind {
+                    0 => text.push(*ch),
+                    _ => text.push_str(&pair.frags[i.index(pair.frags.len())]),
+                }
+            }
+            let mut sorted = cuts.clone();
+            sorted.sort_unstable();
+            let tool_choice = match choice {
+                0 => ToolChoice::Unset,
+                1 => ToolChoice::None,
+                2 => ToolChoice::Required,
+                3 => ToolChoice::Named("f".into()),
+                _ => ToolChoice::Auto,
+            };
+            let req = Request { tools: Arc::clone(&tools), tool_choice, id_seed: Some(7), ..Request::default() };
+            let one = pair.factory.parse(&req, &text, None);
+            let streamed = stream(&pair.factory, &req, &text, &sorted);
+            prop_assert_eq!(&streamed, &one, "pair {} text {:?} cuts {:?}", pair.factory.format().name(), text, sorted);
+            for c in &one.tool_calls {
+                prop_assert!(serde_json::from_str::<serde_json::Value>(&c.arguments).is_ok(),
+                    "pair {} arguments {:?} not JSON for {:?}", pair.factory.format().name(), c.arguments, text);
+            }
+        }
+    }
+}
