@@ -17,14 +17,19 @@ pub fn stream_message(f: &ParserFactory, req: &Request, chunks: &[&str]) -> Mess
 }
 
 fn boundaries(text: &str) -> Vec<usize> {
-    (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect()
+    (0..=text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .collect()
 }
 
 /// A small deterministic generator (no dependency needed for chunk sizes).
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) as usize) % n
     }
 }
@@ -47,7 +52,12 @@ pub fn random_chunks(text: &str, seed: u64, max: usize) -> Vec<&str> {
 
 /// Checks every cut of `text`; returns a description of the first difference.
 /// `full_byte_limit`: outputs up to this many bytes are cut at every boundary.
-pub fn check_splits(f: &ParserFactory, req: &Request, text: &str, full_byte_limit: usize) -> Result<(), String> {
+pub fn check_splits(
+    f: &ParserFactory,
+    req: &Request,
+    text: &str,
+    full_byte_limit: usize,
+) -> Result<(), String> {
     let one = f.parse(req, text, None);
     let same = |how: &str, m: Message| -> Result<(), String> {
         if m == one {
@@ -65,12 +75,18 @@ pub fn check_splits(f: &ParserFactory, req: &Request, text: &str, full_byte_limi
     if text.len() <= full_byte_limit {
         for cut in boundaries(text) {
             let parts = [&text[..cut], &text[cut..]];
-            same(&format!("cut at byte {cut}"), stream_message(f, req, &parts))?;
+            same(
+                &format!("cut at byte {cut}"),
+                stream_message(f, req, &parts),
+            )?;
         }
     }
     for seed in 1..=4u64 {
         let parts = random_chunks(text, seed, 1 + 7 * seed as usize);
-        same(&format!("random chunks seed {seed}"), stream_message(f, req, &parts))?;
+        same(
+            &format!("random chunks seed {seed}"),
+            stream_message(f, req, &parts),
+        )?;
     }
     Ok(())
 }

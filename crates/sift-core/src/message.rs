@@ -75,7 +75,10 @@ impl Delta {
     /// fragment belongs to another call.
     pub(crate) fn call_fragment(&mut self, index: usize) -> &mut ToolCallDelta {
         if self.tool_calls.last().is_none_or(|c| c.index != index) {
-            self.tool_calls.push(ToolCallDelta { index, ..Default::default() });
+            self.tool_calls.push(ToolCallDelta {
+                index,
+                ..Default::default()
+            });
         }
         self.tool_calls.last_mut().expect("just pushed")
     }
@@ -128,6 +131,10 @@ impl Folder {
     /// The folded message.
     pub fn finish(self) -> Message {
         let opt = |s: String| if s.is_empty() { None } else { Some(s) };
-        Message { reasoning: opt(self.reasoning), content: opt(self.content), tool_calls: self.calls }
+        Message {
+            reasoning: opt(self.reasoning),
+            content: opt(self.content),
+            tool_calls: self.calls,
+        }
     }
 }

@@ -117,7 +117,10 @@ text = "content"
 
 impl ParserFactory {
     /// Compiles every variant for a reasoning grammar and a tool grammar.
-    pub fn new(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Result<ParserFactory, FormatError> {
+    pub fn new(
+        reasoning: Option<&FormatSpec>,
+        tools: Option<&FormatSpec>,
+    ) -> Result<ParserFactory, FormatError> {
         let required = FormatSpec::from_toml(REQUIRED)?;
         let named = FormatSpec::from_toml(NAMED)?;
         Ok(ParserFactory {
@@ -169,7 +172,10 @@ impl ParserFactory {
             id_seed: req.id_seed,
             named,
         };
-        Parser { engine: Engine::new(Arc::clone(fmt), start, set), finished: false }
+        Parser {
+            engine: Engine::new(Arc::clone(fmt), start, set),
+            finished: false,
+        }
     }
 
     /// One-shot: push everything, finish, fold.

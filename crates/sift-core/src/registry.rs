@@ -80,9 +80,13 @@ impl Registry {
     pub fn reasoning(&self, name: &str) -> Result<&Arc<FormatSpec>, FormatError> {
         self.reasoning.get(name).ok_or_else(|| {
             if self.tools.contains_key(name) {
-                FormatError::WrongKind { name: name.to_string() }
+                FormatError::WrongKind {
+                    name: name.to_string(),
+                }
             } else {
-                FormatError::UnknownParser { name: name.to_string() }
+                FormatError::UnknownParser {
+                    name: name.to_string(),
+                }
             }
         })
     }
@@ -91,15 +95,23 @@ impl Registry {
     pub fn tool(&self, name: &str) -> Result<&Arc<FormatSpec>, FormatError> {
         self.tools.get(name).ok_or_else(|| {
             if self.reasoning.contains_key(name) {
-                FormatError::WrongKind { name: name.to_string() }
+                FormatError::WrongKind {
+                    name: name.to_string(),
+                }
             } else {
-                FormatError::UnknownParser { name: name.to_string() }
+                FormatError::UnknownParser {
+                    name: name.to_string(),
+                }
             }
         })
     }
 
     /// Compiles the pair (either may be absent).
-    pub fn factory(&self, reasoning: Option<&str>, tools: Option<&str>) -> Result<ParserFactory, FormatError> {
+    pub fn factory(
+        &self,
+        reasoning: Option<&str>,
+        tools: Option<&str>,
+    ) -> Result<ParserFactory, FormatError> {
         let r = reasoning.map(|n| self.reasoning(n)).transpose()?;
         let t = tools.map(|n| self.tool(n)).transpose()?;
         ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))

@@ -35,7 +35,10 @@ fn type_of(schema: &Value) -> ParamType {
         _ => None,
     };
     let Some(ty) = ty else {
-        return if schema.get("anyOf").is_some() || schema.get("oneOf").is_some() || schema.get("allOf").is_some() {
+        return if schema.get("anyOf").is_some()
+            || schema.get("oneOf").is_some()
+            || schema.get("allOf").is_some()
+        {
             ParamType::Json
         } else {
             ParamType::String
@@ -45,10 +48,17 @@ fn type_of(schema: &Value) -> ParamType {
     match ty.as_str() {
         "string" | "str" | "text" | "varchar" | "char" | "enum" => ParamType::String,
         "boolean" | "bool" | "binary" => ParamType::Boolean,
-        t if t.starts_with("int") || t.starts_with("uint") || t.starts_with("long") || t.starts_with("short") || t.starts_with("unsigned") => {
+        t if t.starts_with("int")
+            || t.starts_with("uint")
+            || t.starts_with("long")
+            || t.starts_with("short")
+            || t.starts_with("unsigned") =>
+        {
             ParamType::Integer
         }
-        t if t.starts_with("num") || t.starts_with("float") || t.starts_with("double") => ParamType::Number,
+        t if t.starts_with("num") || t.starts_with("float") || t.starts_with("double") => {
+            ParamType::Number
+        }
         _ => ParamType::Json,
     }
 }
@@ -60,9 +70,15 @@ impl Tools {
         let mut t = Tools::default();
         for tool in tools.as_array().into_iter().flatten() {
             let f = tool.get("function").unwrap_or(tool);
-            let Some(name) = f.get("name").and_then(Value::as_str) else { continue };
+            let Some(name) = f.get("name").and_then(Value::as_str) else {
+                continue;
+            };
             let mut params = HashMap::new();
-            if let Some(props) = f.get("parameters").and_then(|p| p.get("properties")).and_then(Value::as_object) {
+            if let Some(props) = f
+                .get("parameters")
+                .and_then(|p| p.get("properties"))
+                .and_then(Value::as_object)
+            {
                 for (k, v) in props {
                     params.insert(k.clone(), type_of(v));
                 }
@@ -85,7 +101,11 @@ impl Tools {
 
     /// The declared type of `param` of `func`; String when either is unknown.
     pub fn param_type(&self, func: &str, param: &str) -> ParamType {
-        self.funcs.get(func).and_then(|p| p.get(param)).copied().unwrap_or(ParamType::String)
+        self.funcs
+            .get(func)
+            .and_then(|p| p.get(param))
+            .copied()
+            .unwrap_or(ParamType::String)
     }
 }
 
@@ -111,7 +131,10 @@ pub fn convert_value(text: &str, ty: ParamType, out: &mut String) {
                 if x.fract() == 0.0 && x.abs() < 1e15 && !t.contains(['e', 'E']) {
                     out.push_str(&(x as i64).to_string());
                 } else {
-                    out.push_str(&serde_json::Number::from_f64(x).map_or_else(|| t.to_string(), |n| n.to_string()));
+                    out.push_str(
+                        &serde_json::Number::from_f64(x)
+                            .map_or_else(|| t.to_string(), |n| n.to_string()),
+                    );
                 }
                 true
             }

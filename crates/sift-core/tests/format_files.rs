@@ -57,8 +57,15 @@ fn a_new_model_in_two_files() {
         fold.push(&p.push(&text[cut..], None));
         fold.push(&p.finish());
         let s = fold.finish();
-        assert_eq!((&s.reasoning, &s.content), (&m.reasoning, &m.content), "cut {cut}");
-        assert_eq!(s.tool_calls[0].arguments, m.tool_calls[0].arguments, "cut {cut}");
+        assert_eq!(
+            (&s.reasoning, &s.content),
+            (&m.reasoning, &m.content),
+            "cut {cut}"
+        );
+        assert_eq!(
+            s.tool_calls[0].arguments, m.tool_calls[0].arguments,
+            "cut {cut}"
+        );
     }
 }
 
@@ -93,7 +100,12 @@ text = "content"
 [states.island]
 text = "reasoning"
 "#);
-    assert_eq!(e, FormatError::Unreachable { state: "island".into() });
+    assert_eq!(
+        e,
+        FormatError::Unreachable {
+            state: "island".into()
+        }
+    );
 }
 
 #[test]
@@ -102,7 +114,10 @@ fn unbounded_holdback_fails() {
     let e = err(&format!(
         "name = \"bad\"\nkind = \"reasoning\"\n[terminals]\nm = [\"{long}\"]\n[states.content]\ntext = \"content\"\non.m = \"content\"\n"
     ));
-    assert!(matches!(e, FormatError::BadSpelling { len, .. } if len == sift_core::MAX_MARKER_LEN + 1), "{e}");
+    assert!(
+        matches!(e, FormatError::BadSpelling { len, .. } if len == sift_core::MAX_MARKER_LEN + 1),
+        "{e}"
+    );
     let e = err("name = \"bad\"\nkind = \"reasoning\"\n[terminals]\nm = [\"\"]\n[states.content]\ntext = \"content\"\n");
     assert!(matches!(e, FormatError::BadSpelling { len: 0, .. }), "{e}");
 }
@@ -131,17 +146,36 @@ on.m = { to = "content", reprocess = true }
 
 #[test]
 fn missing_token_is_named_at_bind_time() {
-    let f = Registry::builtin().factory(Some("qwen3"), Some("hermes")).unwrap();
+    let f = Registry::builtin()
+        .factory(Some("qwen3"), Some("hermes"))
+        .unwrap();
     // A vocabulary that knows every marker except `</think>`.
-    let vocab = |m: &str| if m == "</think>" { None } else { Some(m.len() as u32 + 1000) };
+    let vocab = |m: &str| {
+        if m == "</think>" {
+            None
+        } else {
+            Some(m.len() as u32 + 1000)
+        }
+    };
     let e = f.bind(&vocab).unwrap_err();
-    assert_eq!(e, FormatError::MissingToken { marker: "</think>".into() });
+    assert_eq!(
+        e,
+        FormatError::MissingToken {
+            marker: "</think>".into()
+        }
+    );
     assert!(e.to_string().contains("</think>"));
 }
 
 #[test]
 fn unknown_parser_names() {
     let r = Registry::builtin();
-    assert!(matches!(r.factory(Some("nope"), None), Err(FormatError::UnknownParser { .. })));
-    assert!(matches!(r.factory(Some("hermes"), None), Err(FormatError::WrongKind { .. })));
+    assert!(matches!(
+        r.factory(Some("nope"), None),
+        Err(FormatError::UnknownParser { .. })
+    ));
+    assert!(matches!(
+        r.factory(Some("hermes"), None),
+        Err(FormatError::WrongKind { .. })
+    ));
 }

@@ -84,7 +84,12 @@ enum Step {
 impl Engine {
     /// Feeds envelope text; `Some(n)` when the kernel handed the rest (from
     /// byte `n`) to another state.
-    pub(super) fn env_text(&mut self, cfg: &EnvelopeCfg, s: &str, out: &mut Delta) -> Option<usize> {
+    pub(super) fn env_text(
+        &mut self,
+        cfg: &EnvelopeCfg,
+        s: &str,
+        out: &mut Delta,
+    ) -> Option<usize> {
         let b = s.as_bytes();
         let mut i = 0;
         while i < b.len() {
@@ -120,7 +125,9 @@ impl Engine {
     /// Commits when the name is known and the arguments have begun.
     fn env_try_commit(&mut self, out: &mut Delta) {
         let Some(env) = &self.env else { return };
-        let (Some(name), true) = (&env.name, env.args_started) else { return };
+        let (Some(name), true) = (&env.name, env.args_started) else {
+            return;
+        };
         let name = name.clone();
         let ready = match self.call.as_ref().map(|c| (&c.args, c.index)) {
             Some((ArgsW::Raw(r), None)) => r.fed() >= 2 || r.complete(),
@@ -152,7 +159,11 @@ impl Engine {
                     }
                     b']' if env.phase == Phase::ArrLead => Step::Done,
                     b'{' if !cfg.array || env.in_array => {
-                        *env = Env { in_array: env.in_array, phase: Phase::Key, ..Env::default() };
+                        *env = Env {
+                            in_array: env.in_array,
+                            phase: Phase::Key,
+                            ..Env::default()
+                        };
                         if self.call.is_none() {
                             self.begin_call();
                         }

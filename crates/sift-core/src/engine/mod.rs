@@ -143,13 +143,39 @@ impl Engine {
     }
 
     fn lex(&mut self, s: &str, at_end: bool, out: &mut Delta) {
+        use crate::format::compiled::Probe;
         let bytes = s.as_bytes();
         let mut pos = 0;
         let mut text_start = 0;
         loop {
-            let fmt = Arc::clone(&self.fmt);
-            let st = &fmt.states[self.state as usize];
-            let Some(i) = st.find_candidate(&bytes[pos..]) else {
+            // Look, with the format borrowed only for this scope.
+            let look = {
+                let fmt = &*self.fmt;
+                let st = &fmt.states[self.state as usize];
+                match st.find_candidate(&bytes[pos..]) {
+                    None => None,
+                    Some(i) => {
+                        let p = pos + i;
+                        let (id_mode, pending) = (self.id_mode, &self.pending);
+                        let skip = |t: TermId| {
+                            id_mode && fmt.terminals[t as usize].token && !pending.contains(&t)
+                        };
+                        Some(match st.probe(&bytes[p..], skip) {
+                            Probe::Full(k) => {
+                                let (sp, t, tr) = &st.spellings[k];
+                                (
+                                    p,
+                                    Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token)),
+                                    false,
+                                )
+                            }
+                            Probe::Partial => (p, None, true),
+                            Probe::No => (p, None, false),
+                        })
+                    }
+                }
+            };
+            let Some((p, full, partial)) = look else {
                 if let Some(used) = self.text(&s[text_start..], out) {
                     text_start += used;
                     pos = text_start;
@@ -157,52 +183,48 @@ impl Engine {
                 }
                 return;
             };
-            let p = pos + i;
-            let id_mode = self.id_mode;
-            let pending = &self.pending;
-            let skip = |t: TermId| id_mode && fmt.terminals[t as usize].token && !pending.contains(&t);
-            match st.probe(&bytes[p..], skip) {
-                crate::format::compiled::Probe::Full(k) => {
-                    if let Some(used) = self.text(&s[text_start..p], out) {
-                        text_start += used;
-                        pos = text_start;
-                        continue;
-                    }
-                    let (sp, t, tr) = &st.spellings[k];
-                    if id_mode && fmt.terminals[*t as usize].token {
-                        if let Some(j) = self.pending.iter().position(|x| x == t) {
-                            self.pending.remove(j);
-                        }
-                    }
-                    let end = p + sp.len();
-                    self.apply(*tr, &s[p..end], out);
-                    pos = if tr.reprocess { p } else { end };
-                    text_start = pos;
-                    if tr.reprocess {
-                        // Read the marker again in the new state; skip the
-                        // search past it if the new state treats it as text.
-                        let nst = &fmt.states[self.state as usize];
-                        if !matches!(nst.probe(&bytes[p..], |_| false), crate::format::compiled::Probe::Full(_)) {
-                            if let Some(used) = self.text(&s[p..end], out) {
-                                text_start = p + used;
-                                pos = text_start;
-                                continue;
-                            }
-                            pos = end;
-                            text_start = end;
-                        }
+            if let Some((len, t, tr, token)) = full {
+                if let Some(used) = self.text(&s[text_start..p], out) {
+                    text_start += used;
+                    pos = text_start;
+                    continue;
+                }
+                if self.id_mode && token {
+                    if let Some(j) = self.pending.iter().position(|x| *x == t) {
+                        self.pending.remove(j);
                     }
                 }
-                crate::format::compiled::Probe::Partial if !at_end => {
-                    if let Some(used) = self.text(&s[text_start..p], out) {
-                        text_start += used;
-                        pos = text_start;
-                        continue;
+                let end = p + len;
+                self.apply(tr, &s[p..end], out);
+                pos = if tr.reprocess { p } else { end };
+                text_start = pos;
+                if tr.reprocess {
+                    // Read the marker again in the new state; when that state
+                    // treats it as text, hand it over and search past it.
+                    let again = matches!(
+                        self.fmt.states[self.state as usize].probe(&bytes[p..], |_| false),
+                        Probe::Full(_)
+                    );
+                    if !again {
+                        if let Some(used) = self.text(&s[p..end], out) {
+                            text_start = p + used;
+                            pos = text_start;
+                            continue;
+                        }
+                        pos = end;
+                        text_start = end;
                     }
-                    self.held.push_str(&s[p..]);
-                    return;
                 }
-                _ => pos = p + 1,
+            } else if partial && !at_end {
+                if let Some(used) = self.text(&s[text_start..p], out) {
+                    text_start += used;
+                    pos = text_start;
+                    continue;
+                }
+                self.held.push_str(&s[p..]);
+                return;
+            } else {
+                pos = p + 1;
             }
         }
     }
@@ -213,27 +235,45 @@ impl Engine {
         if s.is_empty() {
             return None;
         }
-        let fmt = Arc::clone(&self.fmt);
-        match &fmt.states[self.state as usize].mode {
-            Mode::Content => out.content.push_str(s),
-            Mode::Reasoning => {
+        enum K {
+            Content,
+            Reasoning,
+            Drop,
+            Name,
+            ParamName,
+            ParamValue,
+            Args,
+            Envelope,
+        }
+        let kind = match &self.fmt.states[self.state as usize].mode {
+            Mode::Content => K::Content,
+            Mode::Reasoning => K::Reasoning,
+            Mode::Drop => K::Drop,
+            Mode::Name(_) => K::Name,
+            Mode::ParamName => K::ParamName,
+            Mode::ParamValue => K::ParamValue,
+            Mode::Args => K::Args,
+            Mode::Envelope(_) => K::Envelope,
+        };
+        match kind {
+            K::Content => out.content.push_str(s),
+            K::Reasoning => {
                 if self.set.include_reasoning {
                     out.reasoning.push_str(s)
                 }
             }
-            Mode::Drop => self.record(s),
-            Mode::Name(_) | Mode::ParamName => {
+            K::Drop => self.record(s),
+            K::Name | K::ParamName => {
                 self.record(s);
-                let is_name = matches!(fmt.states[self.state as usize].mode, Mode::Name(_));
                 if let Some(c) = &mut self.call {
-                    if is_name {
+                    if matches!(kind, K::Name) {
                         c.name.push_str(s)
                     } else {
                         c.param_key.push_str(s)
                     }
                 }
             }
-            Mode::ParamValue => {
+            K::ParamValue => {
                 self.record(s);
                 self.with_args(out, |a, o| {
                     if let ArgsW::Params(p) = a {
@@ -241,7 +281,7 @@ impl Engine {
                     }
                 });
             }
-            Mode::Args => {
+            K::Args => {
                 if self.call.is_none() {
                     if let Some(name) = self.set.named.clone() {
                         self.begin_call();
@@ -258,7 +298,12 @@ impl Engine {
                     }
                 });
             }
-            Mode::Envelope(cfg) => return self.env_text(cfg, s, out),
+            K::Envelope => {
+                let fmt = Arc::clone(&self.fmt);
+                if let Mode::Envelope(cfg) = &fmt.states[self.state as usize].mode {
+                    return self.env_text(cfg, s, out);
+                }
+            }
         }
         None
     }
@@ -364,7 +409,11 @@ impl Engine {
                 let body = text.split_once('.').map_or(text, |(_, rest)| rest);
                 // vLLM skips a call whose id lacks the `:IDX` suffix.
                 let name = match body.rsplit_once(':') {
-                    Some((n, idx)) if !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()) => n,
+                    Some((n, idx))
+                        if !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()) =>
+                    {
+                        n
+                    }
                     _ => return,
                 };
                 (name.to_string(), Some(text.to_string()))

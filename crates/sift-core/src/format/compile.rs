@@ -21,7 +21,12 @@ struct Builder {
 
 fn table(t: &TransitionSpec) -> TransitionTable {
     match t {
-        TransitionSpec::To(s) => TransitionTable { to: s.clone(), call: false, end: false, reprocess: false },
+        TransitionSpec::To(s) => TransitionTable {
+            to: s.clone(),
+            call: false,
+            end: false,
+            reprocess: false,
+        },
         TransitionSpec::Full(t) => t.clone(),
     }
 }
@@ -31,11 +36,17 @@ impl Builder {
         for (name, t) in &spec.terminals {
             for sp in t.spellings() {
                 if sp.is_empty() || sp.len() > MAX_MARKER_LEN {
-                    return Err(FormatError::BadSpelling { terminal: name.clone(), len: sp.len() });
+                    return Err(FormatError::BadSpelling {
+                        terminal: name.clone(),
+                        len: sp.len(),
+                    });
                 }
             }
             if t.spellings().is_empty() {
-                return Err(FormatError::BadSpelling { terminal: name.clone(), len: 0 });
+                return Err(FormatError::BadSpelling {
+                    terminal: name.clone(),
+                    len: 0,
+                });
             }
             let id = self.terminals.len() as TermId;
             self.terminals.push(Terminal {
@@ -55,19 +66,29 @@ impl Builder {
         self.term_index
             .get(&(g, name.to_string()))
             .copied()
-            .ok_or_else(|| FormatError::UnknownTerminal { format: spec.name.clone(), terminal: name.to_string() })
+            .ok_or_else(|| FormatError::UnknownTerminal {
+                format: spec.name.clone(),
+                terminal: name.to_string(),
+            })
     }
 
     fn state_slot(&mut self, name: &str, mode: &ModeSpec, g: u8) -> usize {
         if let Some(&i) = self.state_index.get(name) {
             return i as usize;
         }
-        self.state_index.insert(name.to_string(), self.states.len() as StateId);
-        self.states.push((name.to_string(), mode.clone(), Vec::new(), g));
+        self.state_index
+            .insert(name.to_string(), self.states.len() as StateId);
+        self.states
+            .push((name.to_string(), mode.clone(), Vec::new(), g));
         self.states.len() - 1
     }
 
-    fn add_states(&mut self, g: u8, spec: &FormatSpec, rename: &dyn Fn(&str) -> String) -> Result<(), FormatError> {
+    fn add_states(
+        &mut self,
+        g: u8,
+        spec: &FormatSpec,
+        rename: &dyn Fn(&str) -> String,
+    ) -> Result<(), FormatError> {
         for (name, st) in &spec.states {
             let slot = self.state_slot(name, &st.text, g);
             for (tname, tr) in &st.on {
@@ -84,13 +105,22 @@ impl Builder {
         self.state_index
             .get(name)
             .copied()
-            .ok_or_else(|| FormatError::UnknownState { format: spec_name.to_string(), state: name.to_string() })
+            .ok_or_else(|| FormatError::UnknownState {
+                format: spec_name.to_string(),
+                state: name.to_string(),
+            })
     }
 }
 
 fn content_spec() -> FormatSpec {
     let mut states = BTreeMap::new();
-    states.insert("content".to_string(), StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new() });
+    states.insert(
+        "content".to_string(),
+        StateSpec {
+            text: ModeSpec::Simple("content".into()),
+            on: BTreeMap::new(),
+        },
+    );
     FormatSpec {
         name: "identity".into(),
         kind: Kind::Reasoning,
@@ -108,10 +138,17 @@ fn content_spec() -> FormatSpec {
 
 /// Composes and compiles a reasoning grammar (None: plain content) with a
 /// tool grammar (None: no tool calls).
-pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Result<Format, FormatError> {
+pub fn compile(
+    reasoning: Option<&FormatSpec>,
+    tools: Option<&FormatSpec>,
+) -> Result<Format, FormatError> {
     let identity = content_spec();
     let r = reasoning.unwrap_or(&identity);
-    let name = format!("{}+{}", reasoning.map_or("none", |s| &s.name), tools.map_or("none", |s| &s.name));
+    let name = format!(
+        "{}+{}",
+        reasoning.map_or("none", |s| &s.name),
+        tools.map_or("none", |s| &s.name)
+    );
     let mut b = Builder {
         terminals: vec![],
         term_index: HashMap::new(),
@@ -123,9 +160,17 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     if let Some(t) = tools {
         b.add_terminals(1, t)?;
     }
-    let entry = tools.and_then(|t| t.entry.clone()).unwrap_or_else(|| "content".to_string());
+    let entry = tools
+        .and_then(|t| t.entry.clone())
+        .unwrap_or_else(|| "content".to_string());
     let entry_c = entry.clone();
-    let rename = move |s: &str| if s == "content" { entry_c.clone() } else { s.to_string() };
+    let rename = move |s: &str| {
+        if s == "content" {
+            entry_c.clone()
+        } else {
+            s.to_string()
+        }
+    };
     // Tool states first so a merged `content` keeps the tool grammar's text kind.
     if let Some(t) = tools {
         b.add_states(1, t, &|s: &str| s.to_string())?;
@@ -161,7 +206,12 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         let mode = compile_mode(&b, spec, sname, mode)?;
         let mut spellings: Vec<(Box<[u8]>, TermId, Trans)> = vec![];
         for (t, tt) in trans {
-            let tr = Trans { to: b.state(&spec.name, &tt.to)?, call: tt.call, end: tt.end, reprocess: tt.reprocess };
+            let tr = Trans {
+                to: b.state(&spec.name, &tt.to)?,
+                call: tt.call,
+                end: tt.end,
+                reprocess: tt.reprocess,
+            };
             for sp in &b.terminals[*t as usize].spellings {
                 spellings.push((sp.as_bytes().into(), *t, tr));
             }
@@ -171,14 +221,24 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr = Trans { to: me, call: false, end: false, reprocess: false };
+            let tr = Trans {
+                to: me,
+                call: false,
+                end: false,
+                reprocess: false,
+            };
             for sp in &b.terminals[d as usize].spellings {
                 spellings.push((sp.as_bytes().into(), d, tr));
             }
         }
         check_ambiguous(sname, &spellings)?;
         let needle = needle_for(&spellings);
-        states.push(State { name: sname.clone(), mode, spellings, needle });
+        states.push(State {
+            name: sname.clone(),
+            mode,
+            spellings,
+            needle,
+        });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
@@ -186,7 +246,10 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         None | Some("drop") => Uncommitted::Drop,
         Some("content") => Uncommitted::Content,
         Some(other) => {
-            return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
+            return Err(FormatError::BadMode {
+                state: "calls.uncommitted".into(),
+                mode: other.into(),
+            });
         }
     };
     let find = |n: &str| b.term_index.get(&(0u8, n.to_string())).copied();
@@ -210,8 +273,16 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     Ok(f)
 }
 
-fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Result<Mode, FormatError> {
-    let bad = |mode: &str| FormatError::BadMode { state: state.to_string(), mode: mode.to_string() };
+fn compile_mode(
+    b: &Builder,
+    spec: &FormatSpec,
+    state: &str,
+    m: &ModeSpec,
+) -> Result<Mode, FormatError> {
+    let bad = |mode: &str| FormatError::BadMode {
+        state: state.to_string(),
+        mode: mode.to_string(),
+    };
     Ok(match m {
         ModeSpec::Simple(s) => match s.as_str() {
             "content" => Mode::Content,
@@ -230,7 +301,8 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Re
                 Some(other) => return Err(bad(other)),
             },
             "envelope" => {
-                let st = |n: &Option<String>, d: &str| b.state(&spec.name, n.as_deref().unwrap_or(d));
+                let st =
+                    |n: &Option<String>, d: &str| b.state(&spec.name, n.as_deref().unwrap_or(d));
                 let sep = match t.separator.as_deref() {
                     None => None,
                     Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
@@ -238,7 +310,10 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Re
                 };
                 Mode::Envelope(Box::new(EnvelopeCfg {
                     name_keys: t.name_keys.clone().unwrap_or_else(|| vec!["name".into()]),
-                    args_keys: t.args_keys.clone().unwrap_or_else(|| vec!["arguments".into(), "parameters".into()]),
+                    args_keys: t
+                        .args_keys
+                        .clone()
+                        .unwrap_or_else(|| vec!["arguments".into(), "parameters".into()]),
                     array: t.array,
                     separator: sep,
                     done: st(&t.done, "content")?,
@@ -305,7 +380,9 @@ fn check_reachable(f: &Format) -> Result<(), FormatError> {
         }
     }
     match seen.iter().position(|s| !s) {
-        Some(i) => Err(FormatError::Unreachable { state: f.states[i].name.clone() }),
+        Some(i) => Err(FormatError::Unreachable {
+            state: f.states[i].name.clone(),
+        }),
         None => Ok(()),
     }
 }
@@ -320,9 +397,15 @@ fn check_reprocess(f: &Format) -> Result<(), FormatError> {
             let mut cur = tr.to;
             for _ in 0..=f.states.len() {
                 if cur as usize == si {
-                    return Err(FormatError::ReprocessCycle { state: st.name.clone() });
+                    return Err(FormatError::ReprocessCycle {
+                        state: st.name.clone(),
+                    });
                 }
-                match f.states[cur as usize].spellings.iter().find(|(s, _, t)| s == sp && t.reprocess) {
+                match f.states[cur as usize]
+                    .spellings
+                    .iter()
+                    .find(|(s, _, t)| s == sp && t.reprocess)
+                {
                     Some((_, _, t)) => cur = t.to,
                     None => break,
                 }

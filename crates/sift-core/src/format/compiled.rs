@@ -163,12 +163,17 @@ impl Format {
 
     /// Every marker spelling the format knows.
     pub fn spellings(&self) -> impl Iterator<Item = &str> {
-        self.terminals.iter().flat_map(|t| t.spellings.iter().map(|s| &**s))
+        self.terminals
+            .iter()
+            .flat_map(|t| t.spellings.iter().map(|s| &**s))
     }
 
     /// Markers declared as special tokens, by spelling.
     pub fn token_markers(&self) -> impl Iterator<Item = &str> {
-        self.terminals.iter().filter(|t| t.token).flat_map(|t| t.spellings.iter().map(|s| &**s))
+        self.terminals
+            .iter()
+            .filter(|t| t.token)
+            .flat_map(|t| t.spellings.iter().map(|s| &**s))
     }
 
     /// Binds the special-token terminals to a vocabulary's ids. Fails, naming
@@ -183,7 +188,9 @@ impl Format {
             for sp in &t.spellings {
                 let id = vocab
                     .token_id(sp)
-                    .ok_or_else(|| crate::FormatError::MissingToken { marker: sp.to_string() })?;
+                    .ok_or_else(|| crate::FormatError::MissingToken {
+                        marker: sp.to_string(),
+                    })?;
                 f.token_ids.insert(id, i as TermId);
             }
         }
@@ -195,14 +202,21 @@ impl Format {
     pub fn reasoning_token_ids(&self) -> Option<(Option<u32>, u32)> {
         let id_of = |t: Option<TermId>| {
             let t = t?;
-            self.token_ids.iter().find(|(_, v)| **v == t).map(|(k, _)| *k)
+            self.token_ids
+                .iter()
+                .find(|(_, v)| **v == t)
+                .map(|(k, _)| *k)
         };
         let end = id_of(self.reasoning_markers.1)?;
         Some((id_of(self.reasoning_markers.0), end))
     }
 
     /// The start state for a request's `chat_template_kwargs` and prompt tail.
-    pub(crate) fn start_state(&self, kwargs: Option<&serde_json::Value>, prompt: Option<&str>) -> StateId {
+    pub(crate) fn start_state(
+        &self,
+        kwargs: Option<&serde_json::Value>,
+        prompt: Option<&str>,
+    ) -> StateId {
         if let Some(p) = prompt {
             let tail = self
                 .prompt_turns

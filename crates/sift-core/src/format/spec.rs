@@ -207,6 +207,8 @@ pub struct CallPolicy {
 impl FormatSpec {
     /// Parses a format file (TOML).
     pub fn from_toml(text: &str) -> Result<FormatSpec, crate::FormatError> {
-        toml::from_str(text).map_err(|e| crate::FormatError::Syntax { message: e.to_string() })
+        toml::from_str(text).map_err(|e| crate::FormatError::Syntax {
+            message: e.to_string(),
+        })
     }
 }
