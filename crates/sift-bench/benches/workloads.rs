@@ -1,8 +1,8 @@
 //! Sift's workloads W1-W3 (see `sift_bench` for what each generates).
 //!
 //! Run with `cargo bench -p sift-bench`. Streaming benchmarks count items =
-//! deltas, so divan prints the time per delta in the `item/s` column's
-//! companion (`median` / items); one-shot counts bytes (throughput).
+//! deltas, so divan's throughput row reads `Mitem/s`: ns per delta =
+//! 1000 / (Mitem/s). The one-shot benchmark counts bytes (GB/s).
 //!
 //! Each iteration parses one whole output: a new parser (cheap), one
 //! `push_into` per delta into a reused, cleared `Delta`, then `finish_into`.

@@ -4,8 +4,9 @@
 //!
 //! ```text
 //! cargo build --profile bench -p sift-bench --example profile
-//! perf record -g target/release/examples/profile w2_hermes 1 2000
+//! perf record -g --call-graph dwarf target/release/examples/profile w2_hermes 1 2000
 //! valgrind --tool=callgrind target/release/examples/profile w1 1 5
+//! crates/sift-bench/scripts/instr_per_delta.sh   # callgrind instr/delta table
 //! ```
 
 use sift_bench::{request, w1, w1_factory, w2_factory, w2_hermes, w2_qwen3_coder, DELTA_BYTES};
@@ -52,7 +53,8 @@ fn main() {
         format!("{:.1} ns/delta", ns / (deltas.len() * iters) as f64)
     };
     println!(
-        "{which} x{scale}: {} deltas, {iters} iterations, {per}",
-        deltas.len()
+        "{which} x{scale}: {} deltas ({} bytes), {iters} iterations, {per}",
+        deltas.len(),
+        w.text.len()
     );
 }
