@@ -141,7 +141,23 @@ impl JsonScanner {
         if self.bad {
             return Scan::Invalid { at: 0 };
         }
-        for (i, &b) in input.iter().enumerate() {
+        let mut i = 0;
+        while i < input.len() {
+            if self.st == (St::Str { esc: 0 }) {
+                let run = input[i..]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                    .unwrap_or(input.len() - i);
+                if run > 0 {
+                    i += run;
+                    self.fed += run;
+                    self.safe = self.fed;
+                    continue;
+                }
+            }
+            let b = input[i];
+            i += 1;
+            let i = i - 1;
             if self.st == St::Done {
                 return Scan::Complete { used: i };
             }

@@ -35,7 +35,7 @@ pub struct ToolCall {
 /// What one `push` or `finish` produced. Reused across calls: [`Delta::clear`]
 /// keeps the allocations, so a caller that owns one `Delta` per stream does
 /// not allocate per delta on the hot path.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Delta {
     /// Reasoning text of this delta (empty: none).
     pub reasoning: String,
@@ -43,7 +43,21 @@ pub struct Delta {
     pub content: String,
     /// Tool call fragments, at most one per call index, in order.
     pub tool_calls: Vec<ToolCallDelta>,
+    /// Argument buffers of cleared fragments, reused by the next fragments
+    /// so a caller-owned `Delta` stops allocating after warm-up.
+    #[serde(skip)]
+    spare: Vec<String>,
 }
+
+impl PartialEq for Delta {
+    fn eq(&self, other: &Delta) -> bool {
+        self.reasoning == other.reasoning
+            && self.content == other.content
+            && self.tool_calls == other.tool_calls
+    }
+}
+
+impl Eq for Delta {}
 
 /// A fragment of one tool call inside a [`Delta`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -59,11 +73,15 @@ pub struct ToolCallDelta {
 }
 
 impl Delta {
-    /// Empties the delta, keeping its buffers.
+    /// Empties the delta, keeping its buffers (including the fragments'
+    /// argument strings, for reuse).
     pub fn clear(&mut self) {
         self.reasoning.clear();
         self.content.clear();
-        self.tool_calls.clear();
+        while let Some(mut c) = self.tool_calls.pop() {
+            c.arguments.clear();
+            self.spare.push(c.arguments);
+        }
     }
 
     /// True when the delta carries nothing.
@@ -75,8 +93,10 @@ impl Delta {
     /// fragment belongs to another call.
     pub(crate) fn call_fragment(&mut self, index: usize) -> &mut ToolCallDelta {
         if self.tool_calls.last().is_none_or(|c| c.index != index) {
+            let arguments = self.spare.pop().unwrap_or_default();
             self.tool_calls.push(ToolCallDelta {
                 index,
+                arguments,
                 ..Default::default()
             });
         }

@@ -124,6 +124,9 @@ impl Engine {
 
     /// Commits when the name is known and the arguments have begun.
     fn env_try_commit(&mut self, out: &mut Delta) {
+        if self.call.as_ref().is_none_or(|c| c.index.is_some()) {
+            return;
+        }
         let Some(env) = &self.env else { return };
         let (Some(name), true) = (&env.name, env.args_started) else {
             return;

@@ -82,6 +82,15 @@ impl State {
     /// Offset of the first byte in `hay` that may start an active spelling.
     #[inline]
     pub fn find_candidate(&self, hay: &[u8]) -> Option<usize> {
+        if hay.len() < 16 {
+            return match &self.needle {
+                Needle::None => None,
+                Needle::One(a) => hay.iter().position(|b| b == a),
+                Needle::Two(a, b) => hay.iter().position(|x| x == a || x == b),
+                Needle::Three(a, b, c) => hay.iter().position(|x| x == a || x == b || x == c),
+                Needle::Set(set) => hay.iter().position(|&b| set[b as usize]),
+            };
+        }
         match &self.needle {
             Needle::None => None,
             Needle::One(a) => memchr::memchr(*a, hay),
