@@ -10,9 +10,7 @@
 
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{black_box, Bencher};
-use sift_bench::{
-    request, w1, w1_factory, w2_factory, w2_hermes, w2_qwen3_coder, Workload, DELTA_BYTES,
-};
+use sift_bench::{request, w1, w1_factory, w2_factory, w2_hermes, w2_qwen3_coder, Workload, DELTA_BYTES};
 use sift_core::{Delta, ParserFactory, Request};
 
 fn main() {
@@ -23,19 +21,17 @@ fn main() {
 fn stream(bencher: Bencher, f: &ParserFactory, req: &Request, w: &Workload) {
     let deltas = w.deltas(DELTA_BYTES);
     let mut out = Delta::default();
-    bencher
-        .counter(ItemsCount::new(deltas.len()))
-        .bench_local(|| {
-            let mut p = f.parser(req);
-            for d in &deltas {
-                out.clear();
-                p.push_into(black_box(d), None, &mut out);
-                black_box(&out);
-            }
+    bencher.counter(ItemsCount::new(deltas.len())).bench_local(|| {
+        let mut p = f.parser(req);
+        for d in &deltas {
             out.clear();
-            p.finish_into(&mut out);
+            p.push_into(black_box(d), None, &mut out);
             black_box(&out);
-        });
+        }
+        out.clear();
+        p.finish_into(&mut out);
+        black_box(&out);
+    });
 }
 
 /// W1: qwen3 reasoning + content, no tools, 4-byte deltas.
@@ -47,23 +43,13 @@ fn w1_stream_qwen3(bencher: Bencher, scale: usize) {
 /// W2: one Hermes call with a 4,000·scale-character string argument.
 #[divan::bench(args = [1, 2, 4])]
 fn w2_stream_hermes(bencher: Bencher, scale: usize) {
-    stream(
-        bencher,
-        &w2_factory("hermes"),
-        &request(true),
-        &w2_hermes(scale),
-    );
+    stream(bencher, &w2_factory("hermes"), &request(true), &w2_hermes(scale));
 }
 
 /// W2: one Qwen3-Coder call with a 4,000·scale-character string argument.
 #[divan::bench(args = [1, 2, 4])]
 fn w2_stream_qwen3_coder(bencher: Bencher, scale: usize) {
-    stream(
-        bencher,
-        &w2_factory("qwen3_coder"),
-        &request(true),
-        &w2_qwen3_coder(scale),
-    );
+    stream(bencher, &w2_factory("qwen3_coder"), &request(true), &w2_qwen3_coder(scale));
 }
 
 /// W3: the W1 output parsed one-shot (`factory.parse`), bytes/s.
@@ -73,7 +59,5 @@ fn w3_oneshot_qwen3(bencher: Bencher, scale: usize) {
     let req = request(false);
     let w = w1(scale);
     let text = w.text.as_str();
-    bencher
-        .counter(BytesCount::of_str(text))
-        .bench_local(|| f.parse(&req, black_box(text), None));
+    bencher.counter(BytesCount::of_str(text)).bench_local(|| f.parse(&req, black_box(text), None));
 }

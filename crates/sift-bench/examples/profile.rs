@@ -21,11 +21,7 @@ fn main() {
     let (f, req, w) = match which {
         "w1" | "w3" => (w1_factory(), request(false), w1(scale)),
         "w2_hermes" => (w2_factory("hermes"), request(true), w2_hermes(scale)),
-        "w2_qwen3_coder" => (
-            w2_factory("qwen3_coder"),
-            request(true),
-            w2_qwen3_coder(scale),
-        ),
+        "w2_qwen3_coder" => (w2_factory("qwen3_coder"), request(true), w2_qwen3_coder(scale)),
         other => panic!("unknown workload {other}"),
     };
     let deltas = w.deltas(DELTA_BYTES);
@@ -52,9 +48,5 @@ fn main() {
     } else {
         format!("{:.1} ns/delta", ns / (deltas.len() * iters) as f64)
     };
-    println!(
-        "{which} x{scale}: {} deltas ({} bytes), {iters} iterations, {per}",
-        deltas.len(),
-        w.text.len()
-    );
+    println!("{which} x{scale}: {} deltas ({} bytes), {iters} iterations, {per}", deltas.len(), w.text.len());
 }

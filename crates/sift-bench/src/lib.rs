@@ -255,14 +255,8 @@ pub fn prose(len: usize, seed: u64) -> String {
 
 /// Substrings the W2 argument must not contain: they are markers of the two
 /// tool formats and would end the call or the parameter.
-pub const FORBIDDEN_IN_ARG: &[&str] = &[
-    "<tool_call>",
-    "</tool_call>",
-    "<function=",
-    "</function>",
-    "<parameter=",
-    "</parameter>",
-];
+pub const FORBIDDEN_IN_ARG: &[&str] =
+    &["<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>"];
 
 /// Lines of code-like text the W2 argument is made of: quotes, backslashes,
 /// `<`, `>`, `</` (closing tags that are no marker) and indentation.
@@ -334,12 +328,7 @@ pub fn w1(scale: usize) -> Workload {
     let reasoning = prose(W1_REASONING_TOKENS * BYTES_PER_TOKEN * scale, 1);
     let content = prose(W1_CONTENT_TOKENS * BYTES_PER_TOKEN * scale, 2);
     let text = format!("<think>{reasoning}</think>{content}");
-    Workload {
-        text,
-        reasoning,
-        content,
-        argument: String::new(),
-    }
+    Workload { text, reasoning, content, argument: String::new() }
 }
 
 /// W2, Hermes form: one `<tool_call>` with a JSON envelope whose `content`
@@ -348,12 +337,7 @@ pub fn w2_hermes(scale: usize) -> Workload {
     let argument = code_text(W2_ARG_CHARS * scale, 3);
     let call = json!({"name": W2_FUNCTION, "arguments": {"path": W2_PATH, "content": argument}});
     let text = format!("<tool_call>\n{call}\n</tool_call>");
-    Workload {
-        text,
-        reasoning: String::new(),
-        content: String::new(),
-        argument,
-    }
+    Workload { text, reasoning: String::new(), content: String::new(), argument }
 }
 
 /// W2, Qwen3-Coder form: one `<tool_call>` with `<function=…>` and two
@@ -365,12 +349,7 @@ pub fn w2_qwen3_coder(scale: usize) -> Workload {
         "<tool_call>\n<function={W2_FUNCTION}>\n<parameter=path>\n{W2_PATH}\n</parameter>\n\
          <parameter=content>\n{argument}\n</parameter>\n</function>\n</tool_call>"
     );
-    Workload {
-        text,
-        reasoning: String::new(),
-        content: String::new(),
-        argument,
-    }
+    Workload { text, reasoning: String::new(), content: String::new(), argument }
 }
 
 /// Cuts `text` into deltas of `n` bytes, each cut moved back to the nearest
@@ -419,10 +398,7 @@ pub fn w2_tools_json() -> Value {
 /// The request the benchmarks use: default settings, a fixed id seed, and
 /// the W2 tools when `with_tools`.
 pub fn request(with_tools: bool) -> Request {
-    let mut req = Request {
-        id_seed: Some(ID_SEED),
-        ..Request::default()
-    };
+    let mut req = Request { id_seed: Some(ID_SEED), ..Request::default() };
     if with_tools {
         req.tools = Arc::new(Tools::from_json(&w2_tools_json()));
     }
@@ -431,16 +407,12 @@ pub fn request(with_tools: bool) -> Request {
 
 /// The factory for W1/W3 (`qwen3`, no tool parser).
 pub fn w1_factory() -> sift_core::ParserFactory {
-    Registry::builtin()
-        .factory(Some("qwen3"), None)
-        .expect("qwen3 is built in")
+    Registry::builtin().factory(Some("qwen3"), None).expect("qwen3 is built in")
 }
 
 /// The factory for W2 with tool parser `tools` (`hermes` or `qwen3_coder`), no reasoning parser.
 pub fn w2_factory(tools: &str) -> sift_core::ParserFactory {
-    Registry::builtin()
-        .factory(None, Some(tools))
-        .expect("tool parser is built in")
+    Registry::builtin().factory(None, Some(tools)).expect("tool parser is built in")
 }
 
 #[cfg(test)]
@@ -505,25 +477,15 @@ mod tests {
         let req = request(false);
         for scale in [1, 2, 4] {
             let w = w1(scale);
-            assert_eq!(
-                w.reasoning.len(),
-                W1_REASONING_TOKENS * BYTES_PER_TOKEN * scale
-            );
+            assert_eq!(w.reasoning.len(), W1_REASONING_TOKENS * BYTES_PER_TOKEN * scale);
             assert!(w.content.len() + 4 > W1_CONTENT_TOKENS * BYTES_PER_TOKEN * scale);
             let m = f.parse(&req, &w.text, None);
-            assert_eq!(
-                m.reasoning.as_deref().map(str::len),
-                Some(w.reasoning.len())
-            );
+            assert_eq!(m.reasoning.as_deref().map(str::len), Some(w.reasoning.len()));
             assert_eq!(m.content.as_deref().map(str::len), Some(w.content.len()));
             assert_eq!(m.reasoning.as_deref(), Some(w.reasoning.as_str()));
             assert_eq!(m.content.as_deref(), Some(w.content.as_str()));
             assert!(m.tool_calls.is_empty());
-            assert_eq!(
-                stream(&f, &req, &w.deltas(DELTA_BYTES)),
-                m,
-                "streaming == one-shot"
-            );
+            assert_eq!(stream(&f, &req, &w.deltas(DELTA_BYTES)), m, "streaming == one-shot");
         }
     }
 
@@ -537,16 +499,8 @@ mod tests {
         let call = &m.tool_calls[0];
         assert_eq!(call.name, W2_FUNCTION);
         let args: Value = serde_json::from_str(&call.arguments).expect("arguments are JSON");
-        assert_eq!(
-            args,
-            json!({"path": W2_PATH, "content": w.argument}),
-            "{tools}"
-        );
-        assert_eq!(
-            stream(&f, &req, &w.deltas(DELTA_BYTES)),
-            m,
-            "{tools}: streaming == one-shot"
-        );
+        assert_eq!(args, json!({"path": W2_PATH, "content": w.argument}), "{tools}");
+        assert_eq!(stream(&f, &req, &w.deltas(DELTA_BYTES)), m, "{tools}: streaming == one-shot");
     }
 
     #[test]

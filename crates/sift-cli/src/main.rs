@@ -16,11 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Clap)]
-#[command(
-    name = "sift",
-    version,
-    about = "Split LLM output into reasoning, content and tool calls"
-)]
+#[command(name = "sift", version, about = "Split LLM output into reasoning, content and tool calls")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -89,10 +85,8 @@ fn main() -> Result<()> {
 fn registry(files: &[PathBuf]) -> Result<Registry> {
     let mut r = Registry::builtin().clone();
     for f in files {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        r.add_toml(&text)
-            .with_context(|| format!("format file {}", f.display()))?;
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        r.add_toml(&text).with_context(|| format!("format file {}", f.display()))?;
     }
     Ok(r)
 }
@@ -105,12 +99,8 @@ fn parse(a: ParseArgs) -> Result<()> {
     let mut text = String::new();
     match a.input.as_deref() {
         None => std::io::stdin().read_to_string(&mut text).map(|_| ())?,
-        Some(p) if p.as_os_str() == "-" => {
-            std::io::stdin().read_to_string(&mut text).map(|_| ())?
-        }
-        Some(p) => {
-            text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?
-        }
+        Some(p) if p.as_os_str() == "-" => std::io::stdin().read_to_string(&mut text).map(|_| ())?,
+        Some(p) => text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
     }
     let mut factory = reg.factory(a.reasoning_parser.as_deref(), a.tool_call_parser.as_deref())?;
     let view = match &a.tokenizer {
@@ -182,8 +172,7 @@ fn parse(a: ParseArgs) -> Result<()> {
 fn jsonl(reg: Registry, path: &PathBuf, tokenizers: Option<PathBuf>) -> Result<()> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut runner = Runner::with_registry(reg);
-    runner.tokenizers_dir =
-        tokenizers.or_else(|| std::env::var_os("SIFT_TOKENIZERS").map(PathBuf::from));
+    runner.tokenizers_dir = tokenizers.or_else(|| std::env::var_os("SIFT_TOKENIZERS").map(PathBuf::from));
     let out = std::io::stdout();
     let mut out = BufWriter::new(out.lock());
     for (n, line) in std::io::BufReader::new(file).lines().enumerate() {

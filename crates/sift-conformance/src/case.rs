@@ -79,9 +79,7 @@ impl Case {
     pub fn from_json_line(line: &str) -> Result<Case, String> {
         let d = json_depth(line);
         if d > MAX_CASE_DEPTH {
-            return Err(format!(
-                "case nests {d} levels deep (limit {MAX_CASE_DEPTH})"
-            ));
+            return Err(format!("case nests {d} levels deep (limit {MAX_CASE_DEPTH})"));
         }
         let mut de = serde_json::Deserializer::from_str(line);
         de.disable_recursion_limit();

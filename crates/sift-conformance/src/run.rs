@@ -13,8 +13,7 @@ use std::sync::Arc;
 #[derive(Default)]
 pub struct Runner {
     registry: Option<Registry>,
-    factories:
-        HashMap<(Option<String>, Option<String>, Option<String>), Result<ParserFactory, String>>,
+    factories: HashMap<(Option<String>, Option<String>, Option<String>), Result<ParserFactory, String>>,
     tokenizers: HashMap<String, Result<TokenizerView, String>>,
     /// Directory of named tokenizers (overrides the default assets location).
     pub tokenizers_dir: Option<PathBuf>,
@@ -22,10 +21,7 @@ pub struct Runner {
 
 /// Reads the parsing-relevant part of a case's request.
 pub fn read_request(v: &Value) -> (Request, bool) {
-    let mut r = Request {
-        id_seed: Some(0x5157),
-        ..Request::default()
-    };
+    let mut r = Request { id_seed: Some(0x5157), ..Request::default() };
     if let Some(t) = v.get("tools") {
         r.tools = Arc::new(Tools::from_json(t));
     }
@@ -35,18 +31,9 @@ pub fn read_request(v: &Value) -> (Request, bool) {
     if let Some(b) = v.get("include_reasoning").and_then(Value::as_bool) {
         r.include_reasoning = b;
     }
-    r.chat_template_kwargs = v
-        .get("chat_template_kwargs")
-        .cloned()
-        .filter(|k| !k.is_null());
-    r.prompt = v
-        .get("prompt_text")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let parallel = v
-        .get("parallel_tool_calls")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
+    r.chat_template_kwargs = v.get("chat_template_kwargs").cloned().filter(|k| !k.is_null());
+    r.prompt = v.get("prompt_text").and_then(Value::as_str).map(str::to_string);
+    let parallel = v.get("parallel_tool_calls").and_then(Value::as_bool).unwrap_or(true);
     (r, parallel)
 }
 
@@ -60,8 +47,7 @@ pub fn stream_chunks(text: &str, bytes_per_delta: Option<usize>) -> Vec<&str> {
     for (pos, ch) in text.char_indices() {
         let _ = ch;
         if pos > start
-            && (bytes_per_delta.is_some() && pos - start >= n
-                || bytes_per_delta.is_none() && count >= n)
+            && (bytes_per_delta.is_some() && pos - start >= n || bytes_per_delta.is_none() && count >= n)
         {
             out.push(&text[start..pos]);
             start = pos;
@@ -90,10 +76,7 @@ impl Runner {
 
     /// A runner over a given registry (built-ins plus loaded format files).
     pub fn with_registry(registry: Registry) -> Runner {
-        Runner {
-            registry: Some(registry),
-            ..Runner::default()
-        }
+        Runner { registry: Some(registry), ..Runner::default() }
     }
 
     fn tokenizer(&mut self, name: &str) -> Result<TokenizerView, String> {
@@ -116,21 +99,11 @@ impl Runner {
 
     /// The compiled (and, with a tokenizer, bound) parser pair of a case.
     pub fn factory(&mut self, case: &Case) -> Result<ParserFactory, (String, String)> {
-        let key = (
-            case.reasoning_parser.clone(),
-            case.tool_parser.clone(),
-            case.tokenizer.clone(),
-        );
+        let key = (case.reasoning_parser.clone(), case.tool_parser.clone(), case.tokenizer.clone());
         if !self.factories.contains_key(&key) {
-            let reg = self
-                .registry
-                .as_ref()
-                .unwrap_or_else(|| Registry::builtin());
+            let reg = self.registry.as_ref().unwrap_or_else(|| Registry::builtin());
             let f = reg
-                .factory(
-                    case.reasoning_parser.as_deref(),
-                    case.tool_parser.as_deref(),
-                )
+                .factory(case.reasoning_parser.as_deref(), case.tool_parser.as_deref())
                 .map_err(|e| e.to_string());
             let f = match (f, &case.tokenizer) {
                 (Ok(f), Some(t)) => match self.tokenizer(t) {
@@ -141,9 +114,7 @@ impl Runner {
             };
             self.factories.insert(key.clone(), f);
         }
-        self.factories[&key]
-            .clone()
-            .map_err(|e| ("unusable_case".to_string(), e))
+        self.factories[&key].clone().map_err(|e| ("unusable_case".to_string(), e))
     }
 
     /// Answers one case.

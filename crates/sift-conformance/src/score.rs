@@ -23,24 +23,11 @@ pub fn compare(expected: &Value, msg: &Value) -> Vec<String> {
         }
     }
     let empty = vec![];
-    let exp = expected
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    let got = msg
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
+    let exp = expected.get("tool_calls").and_then(Value::as_array).unwrap_or(&empty);
+    let got = msg.get("tool_calls").and_then(Value::as_array).unwrap_or(&empty);
     let name = |c: &Value, f: bool| {
-        let c = if f {
-            c.get("function").unwrap_or(&Value::Null)
-        } else {
-            c
-        };
-        c.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
+        let c = if f { c.get("function").unwrap_or(&Value::Null) } else { c };
+        c.get("name").and_then(Value::as_str).unwrap_or("").to_string()
     };
     let en: Vec<String> = exp.iter().map(|c| name(c, false)).collect();
     let gn: Vec<String> = got.iter().map(|c| name(c, true)).collect();
@@ -49,17 +36,10 @@ pub fn compare(expected: &Value, msg: &Value) -> Vec<String> {
         return diffs;
     }
     for (i, (e, g)) in exp.iter().zip(got).enumerate() {
-        if g.get("id")
-            .and_then(Value::as_str)
-            .is_none_or(|s| s.trim().is_empty())
-        {
+        if g.get("id").and_then(Value::as_str).is_none_or(|s| s.trim().is_empty()) {
             diffs.push(format!("tool {i}: id is not a non-empty string"));
         }
-        let raw = g
-            .get("function")
-            .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let raw = g.get("function").and_then(|f| f.get("arguments")).and_then(Value::as_str).unwrap_or("");
         let parsed: Option<Value> = serde_json::from_str(raw).ok();
         match e.get("arguments") {
             Some(Value::Null) | None if e.get("arguments_raw").is_some() => {
@@ -93,7 +73,5 @@ pub fn exact(a: &Value, b: &Value) -> bool {
             })
             .unwrap_or_default()
     };
-    a.get("reasoning") == b.get("reasoning")
-        && a.get("content") == b.get("content")
-        && calls(a) == calls(b)
+    a.get("reasoning") == b.get("reasoning") && a.get("content") == b.get("content") && calls(a) == calls(b)
 }

@@ -17,19 +17,14 @@ pub fn stream_message(f: &ParserFactory, req: &Request, chunks: &[&str]) -> Mess
 }
 
 fn boundaries(text: &str) -> Vec<usize> {
-    (0..=text.len())
-        .filter(|&i| text.is_char_boundary(i))
-        .collect()
+    (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect()
 }
 
 /// A small deterministic generator (no dependency needed for chunk sizes).
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         ((self.0 >> 33) as usize) % n
     }
 }
@@ -63,11 +58,7 @@ pub fn check_splits(
         if m == one {
             Ok(())
         } else {
-            Err(format!(
-                "{how}: streamed {} != one-shot {}",
-                message_json(&m),
-                message_json(&one)
-            ))
+            Err(format!("{how}: streamed {} != one-shot {}", message_json(&m), message_json(&one)))
         }
     };
     let chars: Vec<&str> = crate::stream_chunks(text, None);
@@ -75,18 +66,12 @@ pub fn check_splits(
     if text.len() <= full_byte_limit {
         for cut in boundaries(text) {
             let parts = [&text[..cut], &text[cut..]];
-            same(
-                &format!("cut at byte {cut}"),
-                stream_message(f, req, &parts),
-            )?;
+            same(&format!("cut at byte {cut}"), stream_message(f, req, &parts))?;
         }
     }
     for seed in 1..=4u64 {
         let parts = random_chunks(text, seed, 1 + 7 * seed as usize);
-        same(
-            &format!("random chunks seed {seed}"),
-            stream_message(f, req, &parts),
-        )?;
+        same(&format!("random chunks seed {seed}"), stream_message(f, req, &parts))?;
     }
     Ok(())
 }

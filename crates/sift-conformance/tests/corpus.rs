@@ -9,31 +9,17 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 fn corpus() -> Vec<Case> {
-    let path = std::env::var_os("SIFT_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../shared/corpus/vllm-tests.jsonl")
-        });
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "corpus {} not readable ({e}): it lives in ../shared beside the repo",
-            path.display()
-        )
+    let path = std::env::var_os("SIFT_CORPUS").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/vllm-tests.jsonl")
     });
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| Case::from_json_line(l).expect("case"))
-        .collect()
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("corpus {} not readable ({e}): it lives in ../shared beside the repo", path.display())
+    });
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| Case::from_json_line(l).expect("case")).collect()
 }
 
-const FIRST_REASONING: &[Option<&str>] = &[
-    None,
-    Some("deepseek_r1"),
-    Some("qwen3"),
-    Some("deepseek_v3"),
-    Some("kimi_k2"),
-];
+const FIRST_REASONING: &[Option<&str>] =
+    &[None, Some("deepseek_r1"), Some("qwen3"), Some("deepseek_v3"), Some("kimi_k2")];
 const FIRST_TOOLS: &[Option<&str>] = &[
     None,
     Some("hermes"),
@@ -78,12 +64,7 @@ fn streaming_equals_one_shot_on_every_case() {
         }
     }
     assert!(answered > 200, "only {answered} cases could be run");
-    assert!(
-        diffs.is_empty(),
-        "{} cases stream differently:\n{}",
-        diffs.len(),
-        diffs.join("\n")
-    );
+    assert!(diffs.is_empty(), "{} cases stream differently:\n{}", diffs.len(), diffs.join("\n"));
 }
 
 #[test]
@@ -111,17 +92,8 @@ fn first_families_agree_with_vllm() {
         }
     }
     assert_eq!(total, 261, "the corpus changed: update this test");
-    let unexpected: Vec<_> = failures
-        .iter()
-        .filter(|(id, _)| !known.contains_key(*id))
-        .collect();
-    let fixed: Vec<_> = known
-        .keys()
-        .filter(|id| !failures.contains_key(*id))
-        .collect();
+    let unexpected: Vec<_> = failures.iter().filter(|(id, _)| !known.contains_key(*id)).collect();
+    let fixed: Vec<_> = known.keys().filter(|id| !failures.contains_key(*id)).collect();
     assert!(unexpected.is_empty(), "new disagreements: {unexpected:#?}");
-    assert!(
-        fixed.is_empty(),
-        "now agreeing, remove from known-disagreements.txt: {fixed:?}"
-    );
+    assert!(fixed.is_empty(), "now agreeing, remove from known-disagreements.txt: {fixed:?}");
 }

@@ -3,9 +3,7 @@
 //! by token through the incremental detokenizer, and missing markers refused
 //! when a format is bound.
 
-use sift_core::{
-    Folder, FormatError, Message, ParserFactory, ReasoningCounter, Registry, Request, Tools,
-};
+use sift_core::{Folder, FormatError, Message, ParserFactory, ReasoningCounter, Registry, Request, Tools};
 use sift_tokenizers::TokenizerView;
 use std::sync::{Arc, OnceLock};
 
@@ -19,11 +17,7 @@ fn qwen3() -> &'static TokenizerView {
 }
 
 fn bound(view: &TokenizerView, r: Option<&str>, t: Option<&str>) -> ParserFactory {
-    Registry::builtin()
-        .factory(r, t)
-        .unwrap()
-        .bind(view)
-        .expect("markers are single tokens")
+    Registry::builtin().factory(r, t).unwrap().bind(view).expect("markers are single tokens")
 }
 
 fn tools() -> Arc<Tools> {
@@ -61,24 +55,15 @@ fn qwen3_markers_are_what_the_engine_expects() {
 fn qwen3_coder_token_by_token() {
     let v = qwen3();
     let f = bound(v, Some("qwen3"), Some("qwen3_coder"));
-    let req = Request {
-        tools: tools(),
-        id_seed: Some(1),
-        ..Request::default()
-    };
+    let req = Request { tools: tools(), id_seed: Some(1), ..Request::default() };
     let ids = v.encode(QWEN_CODER).unwrap();
     let one = f.parse(&req, QWEN_CODER, Some(&ids));
     assert_eq!(one.reasoning.as_deref(), Some("Write it out.\n"));
     assert_eq!(one.tool_calls.len(), 1);
-    assert_eq!(
-        one.tool_calls[0].arguments,
-        r#"{"path": "/tmp/a.py", "mode": 644}"#
-    );
+    assert_eq!(one.tool_calls[0].arguments, r#"{"path": "/tmp/a.py", "mode": 644}"#);
     assert_eq!(token_stream(&f, v, &req, QWEN_CODER), one);
     // Text-only parsing agrees with the token view here.
-    let text_only = Registry::builtin()
-        .factory(Some("qwen3"), Some("qwen3_coder"))
-        .unwrap();
+    let text_only = Registry::builtin().factory(Some("qwen3"), Some("qwen3_coder")).unwrap();
     assert_eq!(text_only.parse(&req, QWEN_CODER, None), one);
 }
 
@@ -87,15 +72,9 @@ fn hermes_token_by_token_with_merged_closing_token() {
     let v = qwen3();
     let f = bound(v, Some("qwen3"), Some("hermes"));
     let text = "Need weather.</think>\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": {\"name\": \"Paris\"}}}\n</tool_call>";
-    let req = Request {
-        id_seed: Some(1),
-        ..Request::default()
-    };
+    let req = Request { id_seed: Some(1), ..Request::default() };
     let one = f.parse(&req, text, Some(&v.encode(text).unwrap()));
-    assert_eq!(
-        one.tool_calls[0].arguments,
-        r#"{"city": {"name": "Paris"}}"#
-    );
+    assert_eq!(one.tool_calls[0].arguments, r#"{"city": {"name": "Paris"}}"#);
     assert_eq!(token_stream(&f, v, &req, text), one);
 }
 
@@ -140,10 +119,7 @@ fn a_marker_whose_text_lags_its_id() {
 fn reasoning_tokens_are_counted_on_ids() {
     let v = qwen3();
     let f = bound(v, Some("qwen3"), None);
-    let (start, end) = f
-        .format()
-        .reasoning_token_ids()
-        .expect("qwen3 has think markers");
+    let (start, end) = f.format().reasoning_token_ids().expect("qwen3 has think markers");
     let body = v.encode("step one, step two").unwrap();
     let mut ids = v.encode("<think>").unwrap();
     ids.extend(&body);
@@ -159,10 +135,7 @@ fn deepseek_r1_vocabulary_streams_v31_calls() {
     let v = load("deepseek_r1");
     let f = bound(&v, Some("deepseek_r1"), Some("deepseek_v31"));
     let text = "<think>Look it up.</think>Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>{\"q\": \"rust 日本\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-    let req = Request {
-        id_seed: Some(1),
-        ..Request::default()
-    };
+    let req = Request { id_seed: Some(1), ..Request::default() };
     let one = f.parse(&req, text, Some(&v.encode(text).unwrap()));
     assert_eq!(one.reasoning.as_deref(), Some("Look it up."));
     assert_eq!(one.content.as_deref(), Some("Sure."));
@@ -176,23 +149,11 @@ fn deepseek_v3_vocabulary_binds_tools_and_refuses_think_tokens() {
     let v = load("deepseek_v3");
     let f = bound(&v, None, Some("deepseek_v3"));
     let text = "Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-    let req = Request {
-        id_seed: Some(1),
-        ..Request::default()
-    };
+    let req = Request { id_seed: Some(1), ..Request::default() };
     let one = f.parse(&req, text, Some(&v.encode(text).unwrap()));
     assert_eq!(one.tool_calls[0].arguments, "{\"city\": \"Tokyo\"}");
     assert_eq!(token_stream(&f, &v, &req, text), one);
     // R1's think markers are several tokens in the V3 vocabulary: refused at start-up, by name.
-    let e = Registry::builtin()
-        .factory(Some("deepseek_r1"), None)
-        .unwrap()
-        .bind(&v)
-        .unwrap_err();
-    assert_eq!(
-        e,
-        FormatError::MissingToken {
-            marker: "</think>".into()
-        }
-    );
+    let e = Registry::builtin().factory(Some("deepseek_r1"), None).unwrap().bind(&v).unwrap_err();
+    assert_eq!(e, FormatError::MissingToken { marker: "</think>".into() });
 }

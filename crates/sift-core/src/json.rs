@@ -102,13 +102,7 @@ fn is_ws(b: u8) -> bool {
 impl JsonScanner {
     /// A scanner expecting one JSON value.
     pub fn new() -> Self {
-        JsonScanner {
-            stack: Vec::new(),
-            st: St::Start,
-            fed: 0,
-            safe: 0,
-            bad: false,
-        }
+        JsonScanner { stack: Vec::new(), st: St::Start, fed: 0, safe: 0, bad: false }
     }
 
     /// Bytes accepted so far.
@@ -195,11 +189,7 @@ impl JsonScanner {
             return false;
         }
         self.stack.push(c);
-        self.st = if c == b'{' {
-            St::ObjFirst
-        } else {
-            St::ArrFirst
-        };
+        self.st = if c == b'{' { St::ObjFirst } else { St::ArrFirst };
         true
     }
 
@@ -209,20 +199,12 @@ impl JsonScanner {
             return false;
         }
         self.stack.pop();
-        self.st = if self.stack.is_empty() {
-            St::Done
-        } else {
-            St::After
-        };
+        self.st = if self.stack.is_empty() { St::Done } else { St::After };
         true
     }
 
     fn value_end(&mut self) {
-        self.st = if self.stack.is_empty() {
-            St::Done
-        } else {
-            St::After
-        };
+        self.st = if self.stack.is_empty() { St::Done } else { St::After };
     }
 
     /// Starts a value at byte `b`; false when `b` cannot start one.
@@ -333,9 +315,7 @@ impl JsonScanner {
                     (NumAt::Dot | NumAt::Frac, b'0'..=b'9') => Some(NumAt::Frac),
                     (NumAt::Zero | NumAt::Int | NumAt::Frac, b'e' | b'E') => Some(NumAt::Exp),
                     (NumAt::Exp, b'+' | b'-') => Some(NumAt::ExpSign),
-                    (NumAt::Exp | NumAt::ExpSign | NumAt::ExpInt, b'0'..=b'9') => {
-                        Some(NumAt::ExpInt)
-                    }
+                    (NumAt::Exp | NumAt::ExpSign | NumAt::ExpInt, b'0'..=b'9') => Some(NumAt::ExpInt),
                     _ => None,
                 };
                 match next {
@@ -343,11 +323,7 @@ impl JsonScanner {
                         self.st = St::Num { last: n };
                         true
                     }
-                    None if matches!(
-                        last,
-                        NumAt::Zero | NumAt::Int | NumAt::Frac | NumAt::ExpInt
-                    ) =>
-                    {
+                    None if matches!(last, NumAt::Zero | NumAt::Int | NumAt::Frac | NumAt::ExpInt) => {
                         // The number ended; this byte belongs to what follows it.
                         self.value_end();
                         if self.st == St::Done {
@@ -361,11 +337,7 @@ impl JsonScanner {
             St::After => match b {
                 _ if is_ws(b) => true,
                 b',' => {
-                    self.st = if self.stack.last() == Some(&b'{') {
-                        St::ObjKey
-                    } else {
-                        St::ArrValue
-                    };
+                    self.st = if self.stack.last() == Some(&b'{') { St::ObjKey } else { St::ArrValue };
                     true
                 }
                 b'}' | b']' => self.close(b),
@@ -390,14 +362,9 @@ impl JsonScanner {
             St::Colon => out.push_str(": null"),
             St::ObjValue => out.push_str("null"),
             St::Str { .. } => out.push('"'),
-            St::Lit { lit, pos } => {
-                out.push_str(std::str::from_utf8(&lit[pos as usize..]).unwrap_or(""))
-            }
+            St::Lit { lit, pos } => out.push_str(std::str::from_utf8(&lit[pos as usize..]).unwrap_or("")),
             St::Num { last } => {
-                if matches!(
-                    last,
-                    NumAt::Minus | NumAt::Dot | NumAt::Exp | NumAt::ExpSign
-                ) {
+                if matches!(last, NumAt::Minus | NumAt::Dot | NumAt::Exp | NumAt::ExpSign) {
                     out.push('0');
                 }
             }
@@ -539,10 +506,7 @@ mod tests {
                 last_safe = j.safe();
                 if let Some(rep) = j.repair() {
                     let text = format!("{}{}", &doc[..j.safe()], rep);
-                    assert!(
-                        serde_json::from_str::<serde_json::Value>(&text).is_ok(),
-                        "{text:?}"
-                    );
+                    assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok(), "{text:?}");
                 }
             }
             assert_eq!(last_safe, doc.len());
@@ -556,11 +520,7 @@ mod tests {
         assert_eq!(run("{\"a\": 1\n```").1, Scan::Invalid { at: 8 });
         let (j, _) = run("{\"city\": \"Tokyo\"\n");
         assert_eq!(
-            format!(
-                "{}{}",
-                &"{\"city\": \"Tokyo\""[..j.safe()],
-                j.repair().unwrap()
-            ),
+            format!("{}{}", &"{\"city\": \"Tokyo\""[..j.safe()], j.repair().unwrap()),
             "{\"city\": \"Tokyo\"}"
         );
     }

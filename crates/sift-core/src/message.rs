@@ -94,11 +94,7 @@ impl Delta {
     pub(crate) fn call_fragment(&mut self, index: usize) -> &mut ToolCallDelta {
         if self.tool_calls.last().is_none_or(|c| c.index != index) {
             let arguments = self.spare.pop().unwrap_or_default();
-            self.tool_calls.push(ToolCallDelta {
-                index,
-                arguments,
-                ..Default::default()
-            });
+            self.tool_calls.push(ToolCallDelta { index, arguments, ..Default::default() });
         }
         self.tool_calls.last_mut().expect("just pushed")
     }
@@ -151,10 +147,6 @@ impl Folder {
     /// The folded message.
     pub fn finish(self) -> Message {
         let opt = |s: String| if s.is_empty() { None } else { Some(s) };
-        Message {
-            reasoning: opt(self.reasoning),
-            content: opt(self.content),
-            tool_calls: self.calls,
-        }
+        Message { reasoning: opt(self.reasoning), content: opt(self.content), tool_calls: self.calls }
     }
 }

@@ -67,6 +67,10 @@ pub struct Request {
     pub chat_template_kwargs: Option<Value>,
     /// The end of the rendered prompt: decides whether output starts in reasoning.
     pub prompt: Option<String>,
+    /// `reasoning_effort` (some families pick markers by it).
+    pub reasoning_effort: Option<String>,
+    /// Construction options vLLM passes to some parsers (`parser_init_kwargs`).
+    pub init_kwargs: Option<Value>,
     /// Seed for generated call ids (deterministic tests); random when `None`.
     pub id_seed: Option<u64>,
 }
@@ -79,6 +83,8 @@ impl Default for Request {
             include_reasoning: true,
             chat_template_kwargs: None,
             prompt: None,
+            reasoning_effort: None,
+            init_kwargs: None,
             id_seed: None,
         }
     }
@@ -164,7 +170,12 @@ impl ParserFactory {
             ToolChoice::None => &self.plain,
             ToolChoice::Auto | ToolChoice::Unset => &self.native,
         };
-        let start = fmt.start_state(req.chat_template_kwargs.as_ref(), req.prompt.as_deref());
+        let input = crate::format::compiled::SwitchInput {
+            kwargs: req.chat_template_kwargs.as_ref(),
+            reasoning_effort: req.reasoning_effort.as_deref(),
+            init: req.init_kwargs.as_ref(),
+        };
+        let start = fmt.start_state(input, req.prompt.as_deref());
         let set = Settings {
             include_reasoning: req.include_reasoning,
             suppress_calls: suppress,
@@ -172,10 +183,7 @@ impl ParserFactory {
             id_seed: req.id_seed,
             named,
         };
-        Parser {
-            engine: Engine::new(Arc::clone(fmt), start, set),
-            finished: false,
-        }
+        Parser { engine: Engine::new(Arc::clone(fmt), start, set), finished: false }
     }
 
     /// One-shot: push everything, finish, fold.

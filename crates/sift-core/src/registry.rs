@@ -1,6 +1,6 @@
 //! The registry: vLLM's parser names (`--reasoning-parser`,
 //! `--tool-call-parser`) mapped to format files. The built-in files are
-//! compiled into the binary (`formats/**.toml`); more can be added at run
+//! compiled into the binary (every `formats/**/*.toml`, found by `build.rs`); more can be added at run
 //! time with [`Registry::add_toml`].
 
 use crate::format::spec::Kind;
@@ -8,25 +8,7 @@ use crate::{FormatError, FormatSpec, ParserFactory};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-macro_rules! builtin {
-    ($($dir:literal / $file:literal),* $(,)?) => {
-        &[$(include_str!(concat!("../formats/", $dir, "/", $file, ".toml"))),*]
-    };
-}
-
-const BUILTIN: &[&str] = builtin![
-    "reasoning" / "identity",
-    "reasoning" / "deepseek_r1",
-    "reasoning" / "deepseek_v3",
-    "reasoning" / "qwen3",
-    "reasoning" / "kimi_k2",
-    "tools" / "hermes",
-    "tools" / "llama3_json",
-    "tools" / "qwen3_coder",
-    "tools" / "deepseek_v3",
-    "tools" / "deepseek_v31",
-    "tools" / "kimi_k2",
-];
+include!(concat!(env!("OUT_DIR"), "/builtin_formats.rs"));
 
 /// Format specs by kind and name.
 #[derive(Debug, Clone, Default)]
@@ -80,13 +62,9 @@ impl Registry {
     pub fn reasoning(&self, name: &str) -> Result<&Arc<FormatSpec>, FormatError> {
         self.reasoning.get(name).ok_or_else(|| {
             if self.tools.contains_key(name) {
-                FormatError::WrongKind {
-                    name: name.to_string(),
-                }
+                FormatError::WrongKind { name: name.to_string() }
             } else {
-                FormatError::UnknownParser {
-                    name: name.to_string(),
-                }
+                FormatError::UnknownParser { name: name.to_string() }
             }
         })
     }
@@ -95,13 +73,9 @@ impl Registry {
     pub fn tool(&self, name: &str) -> Result<&Arc<FormatSpec>, FormatError> {
         self.tools.get(name).ok_or_else(|| {
             if self.reasoning.contains_key(name) {
-                FormatError::WrongKind {
-                    name: name.to_string(),
-                }
+                FormatError::WrongKind { name: name.to_string() }
             } else {
-                FormatError::UnknownParser {
-                    name: name.to_string(),
-                }
+                FormatError::UnknownParser { name: name.to_string() }
             }
         })
     }

@@ -56,9 +56,7 @@ fn type_of(schema: &Value) -> ParamType {
         {
             ParamType::Integer
         }
-        t if t.starts_with("num") || t.starts_with("float") || t.starts_with("double") => {
-            ParamType::Number
-        }
+        t if t.starts_with("num") || t.starts_with("float") || t.starts_with("double") => ParamType::Number,
         _ => ParamType::Json,
     }
 }
@@ -74,10 +72,8 @@ impl Tools {
                 continue;
             };
             let mut params = HashMap::new();
-            if let Some(props) = f
-                .get("parameters")
-                .and_then(|p| p.get("properties"))
-                .and_then(Value::as_object)
+            if let Some(props) =
+                f.get("parameters").and_then(|p| p.get("properties")).and_then(Value::as_object)
             {
                 for (k, v) in props {
                     params.insert(k.clone(), type_of(v));
@@ -101,11 +97,7 @@ impl Tools {
 
     /// The declared type of `param` of `func`; String when either is unknown.
     pub fn param_type(&self, func: &str, param: &str) -> ParamType {
-        self.funcs
-            .get(func)
-            .and_then(|p| p.get(param))
-            .copied()
-            .unwrap_or(ParamType::String)
+        self.funcs.get(func).and_then(|p| p.get(param)).copied().unwrap_or(ParamType::String)
     }
 }
 
@@ -132,8 +124,7 @@ pub fn convert_value(text: &str, ty: ParamType, out: &mut String) {
                     out.push_str(&(x as i64).to_string());
                 } else {
                     out.push_str(
-                        &serde_json::Number::from_f64(x)
-                            .map_or_else(|| t.to_string(), |n| n.to_string()),
+                        &serde_json::Number::from_f64(x).map_or_else(|| t.to_string(), |n| n.to_string()),
                     );
                 }
                 true

@@ -42,13 +42,7 @@ pub struct ReasoningCounter {
 impl ReasoningCounter {
     /// A counter for the given start (optional) and end marker ids.
     pub fn new(start: Option<u32>, end: u32, inside: bool) -> Self {
-        ReasoningCounter {
-            start,
-            end,
-            depth: u32::from(inside),
-            count: 0,
-            ended: false,
-        }
+        ReasoningCounter { start, end, depth: u32::from(inside), count: 0, ended: false }
     }
 
     /// Feeds a delta's token ids.

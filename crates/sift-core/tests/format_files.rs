@@ -43,7 +43,8 @@ fn a_new_model_in_two_files() {
     r.add_toml(SCRATCHPAD).unwrap();
     r.add_toml(CALLS).unwrap();
     let f = r.factory(Some("scratchpad"), Some("callname")).unwrap();
-    let text = "Hi.<scratchpad>think < hard</scratchpad>Calling.<call name=\"lookup\">{\"q\": \"a<b\"}</call> done";
+    let text =
+        "Hi.<scratchpad>think < hard</scratchpad>Calling.<call name=\"lookup\">{\"q\": \"a<b\"}</call> done";
     let m = f.parse(&Request::default(), text, None);
     assert_eq!(m.reasoning.as_deref(), Some("think < hard"));
     assert_eq!(m.content.as_deref(), Some("Hi.Calling. done"));
@@ -57,15 +58,8 @@ fn a_new_model_in_two_files() {
         fold.push(&p.push(&text[cut..], None));
         fold.push(&p.finish());
         let s = fold.finish();
-        assert_eq!(
-            (&s.reasoning, &s.content),
-            (&m.reasoning, &m.content),
-            "cut {cut}"
-        );
-        assert_eq!(
-            s.tool_calls[0].arguments, m.tool_calls[0].arguments,
-            "cut {cut}"
-        );
+        assert_eq!((&s.reasoning, &s.content), (&m.reasoning, &m.content), "cut {cut}");
+        assert_eq!(s.tool_calls[0].arguments, m.tool_calls[0].arguments, "cut {cut}");
     }
 }
 
@@ -100,12 +94,7 @@ text = "content"
 [states.island]
 text = "reasoning"
 "#);
-    assert_eq!(
-        e,
-        FormatError::Unreachable {
-            state: "island".into()
-        }
-    );
+    assert_eq!(e, FormatError::Unreachable { state: "island".into() });
 }
 
 #[test]
@@ -114,10 +103,7 @@ fn unbounded_holdback_fails() {
     let e = err(&format!(
         "name = \"bad\"\nkind = \"reasoning\"\n[terminals]\nm = [\"{long}\"]\n[states.content]\ntext = \"content\"\non.m = \"content\"\n"
     ));
-    assert!(
-        matches!(e, FormatError::BadSpelling { len, .. } if len == sift_core::MAX_MARKER_LEN + 1),
-        "{e}"
-    );
+    assert!(matches!(e, FormatError::BadSpelling { len, .. } if len == sift_core::MAX_MARKER_LEN + 1), "{e}");
     let e = err("name = \"bad\"\nkind = \"reasoning\"\n[terminals]\nm = [\"\"]\n[states.content]\ntext = \"content\"\n");
     assert!(matches!(e, FormatError::BadSpelling { len: 0, .. }), "{e}");
 }
@@ -137,7 +123,9 @@ text = "content"
 on.m = { to = "content", reprocess = true }
 "#);
     assert!(matches!(e, FormatError::ReprocessCycle { .. }), "{e}");
-    let e = err("name = \"bad\"\nkind = \"reasoning\"\n[states.content]\ntext = \"content\"\non.nope = \"content\"\n");
+    let e = err(
+        "name = \"bad\"\nkind = \"reasoning\"\n[states.content]\ntext = \"content\"\non.nope = \"content\"\n",
+    );
     assert!(matches!(e, FormatError::UnknownTerminal { .. }), "{e}");
     let e = err("name = \"bad\"\nkind = \"reasoning\"\n[states.content]\ntext = \"poetry\"\n");
     assert!(matches!(e, FormatError::BadMode { .. }), "{e}");
@@ -146,9 +134,7 @@ on.m = { to = "content", reprocess = true }
 
 #[test]
 fn missing_token_is_named_at_bind_time() {
-    let f = Registry::builtin()
-        .factory(Some("qwen3"), Some("hermes"))
-        .unwrap();
+    let f = Registry::builtin().factory(Some("qwen3"), Some("hermes")).unwrap();
     // A vocabulary that knows every marker except `</think>`.
     let vocab = |m: &str| {
         if m == "</think>" {
@@ -158,24 +144,13 @@ fn missing_token_is_named_at_bind_time() {
         }
     };
     let e = f.bind(&vocab).unwrap_err();
-    assert_eq!(
-        e,
-        FormatError::MissingToken {
-            marker: "</think>".into()
-        }
-    );
+    assert_eq!(e, FormatError::MissingToken { marker: "</think>".into() });
     assert!(e.to_string().contains("</think>"));
 }
 
 #[test]
 fn unknown_parser_names() {
     let r = Registry::builtin();
-    assert!(matches!(
-        r.factory(Some("nope"), None),
-        Err(FormatError::UnknownParser { .. })
-    ));
-    assert!(matches!(
-        r.factory(Some("hermes"), None),
-        Err(FormatError::WrongKind { .. })
-    ));
+    assert!(matches!(r.factory(Some("nope"), None), Err(FormatError::UnknownParser { .. })));
+    assert!(matches!(r.factory(Some("hermes"), None), Err(FormatError::WrongKind { .. })));
 }

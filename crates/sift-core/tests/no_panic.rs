@@ -25,13 +25,9 @@ fn pairs() -> &'static Vec<Pair> {
         for rn in &rs {
             for tn in &ts {
                 let factory = r.factory(*rn, *tn).expect("built-in pair compiles");
-                let mut frags: Vec<String> =
-                    factory.format().spellings().map(str::to_string).collect();
+                let mut frags: Vec<String> = factory.format().spellings().map(str::to_string).collect();
                 for s in frags.clone() {
-                    let cut = s
-                        .char_indices()
-                        .nth(s.chars().count() / 2)
-                        .map_or(0, |(i, _)| i);
+                    let cut = s.char_indices().nth(s.chars().count() / 2).map_or(0, |(i, _)| i);
                     frags.push(s[..cut].to_string());
                 }
                 for f in [

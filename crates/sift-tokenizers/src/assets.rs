@@ -10,8 +10,7 @@
 use std::path::PathBuf;
 
 /// The tokenizer names that `scripts/fetch-assets.sh` provides.
-pub const TOKENIZER_NAMES: [&str; 5] =
-    ["qwen3", "deepseek_v3", "deepseek_r1", "gptoss", "llama3_1"];
+pub const TOKENIZER_NAMES: [&str; 5] = ["qwen3", "deepseek_v3", "deepseek_r1", "gptoss", "llama3_1"];
 
 /// The assets cache: `$SIFT_ASSETS` if set (and non-empty), else `<workspace>/.assets`.
 pub fn assets_dir() -> PathBuf {
@@ -44,11 +43,7 @@ mod tests {
     fn known_and_unknown_names() {
         for name in TOKENIZER_NAMES {
             let path = named_tokenizer_path(name).unwrap();
-            assert!(
-                path.ends_with(format!("{name}/tokenizer.json")),
-                "{}",
-                path.display()
-            );
+            assert!(path.ends_with(format!("{name}/tokenizer.json")), "{}", path.display());
         }
         assert_eq!(named_tokenizer_path("gpt2"), None);
         assert_eq!(named_tokenizer_path("../qwen3"), None);

@@ -32,12 +32,7 @@ pub struct Detokenizer {
 impl Detokenizer {
     /// A detokenizer at the start of a sequence.
     pub fn new(view: &TokenizerView) -> Self {
-        Detokenizer {
-            view: view.clone(),
-            ids: Vec::new(),
-            read: 0,
-            prefix: String::new(),
-        }
+        Detokenizer { view: view.clone(), ids: Vec::new(), read: 0, prefix: String::new() }
     }
 
     /// Feeds one id; returns the text it completes, if any.

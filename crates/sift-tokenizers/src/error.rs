@@ -52,11 +52,9 @@ impl fmt::Display for TokenizerError {
                 write!(f, "invalid tokenizer json in {origin}: {message}")
             }
             TokenizerError::UnknownName(name) => write!(f, "unknown tokenizer name {name:?}"),
-            TokenizerError::MissingAsset { name, path } => write!(
-                f,
-                "tokenizer {name:?} not found at {}: run scripts/fetch-assets.sh",
-                path.display()
-            ),
+            TokenizerError::MissingAsset { name, path } => {
+                write!(f, "tokenizer {name:?} not found at {}: run scripts/fetch-assets.sh", path.display())
+            }
             TokenizerError::Encode { text, message } => {
                 write!(f, "cannot encode {text:?}: {message}")
             }

@@ -25,17 +25,13 @@ pub struct TokenizerView {
 
 impl fmt::Debug for TokenizerView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokenizerView")
-            .field("vocab_size", &self.vocab_size())
-            .finish()
+        f.debug_struct("TokenizerView").field("vocab_size", &self.vocab_size()).finish()
     }
 }
 
 impl From<Tokenizer> for TokenizerView {
     fn from(tokenizer: Tokenizer) -> Self {
-        TokenizerView {
-            inner: Arc::new(tokenizer),
-        }
+        TokenizerView { inner: Arc::new(tokenizer) }
     }
 }
 
@@ -43,10 +39,8 @@ impl TokenizerView {
     /// Loads a `tokenizer.json` file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, TokenizerError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| TokenizerError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let bytes =
+            std::fs::read(path).map_err(|source| TokenizerError::Io { path: path.to_path_buf(), source })?;
         Self::parse(&bytes, || path.display().to_string())
     }
 
@@ -58,13 +52,9 @@ impl TokenizerView {
     /// Loads one of the named tokenizers fetched by `scripts/fetch-assets.sh`
     /// (see [`crate::named_tokenizer_path`]).
     pub fn named(name: &str) -> Result<Self, TokenizerError> {
-        let path = named_tokenizer_path(name)
-            .ok_or_else(|| TokenizerError::UnknownName(name.to_string()))?;
+        let path = named_tokenizer_path(name).ok_or_else(|| TokenizerError::UnknownName(name.to_string()))?;
         if !path.is_file() {
-            return Err(TokenizerError::MissingAsset {
-                name: name.to_string(),
-                path,
-            });
+            return Err(TokenizerError::MissingAsset { name: name.to_string(), path });
         }
         Self::from_file(path)
     }
@@ -72,10 +62,7 @@ impl TokenizerView {
     fn parse(bytes: &[u8], origin: impl FnOnce() -> String) -> Result<Self, TokenizerError> {
         Tokenizer::from_bytes(bytes)
             .map(Self::from)
-            .map_err(|e| TokenizerError::Parse {
-                origin: origin(),
-                message: e.to_string(),
-            })
+            .map_err(|e| TokenizerError::Parse { origin: origin(), message: e.to_string() })
     }
 
     /// The wrapped HuggingFace tokenizer.
@@ -93,10 +80,9 @@ impl TokenizerView {
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
         match self.inner.encode_fast(text, false) {
             Ok(encoding) => Ok(encoding.get_ids().to_vec()),
-            Err(e) => Err(TokenizerError::Encode {
-                text: text.chars().take(80).collect(),
-                message: e.to_string(),
-            }),
+            Err(e) => {
+                Err(TokenizerError::Encode { text: text.chars().take(80).collect(), message: e.to_string() })
+            }
         }
     }
 

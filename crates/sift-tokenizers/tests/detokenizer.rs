@@ -41,10 +41,7 @@ fn streamed_text_equals_decode_on_every_tokenizer() {
             let chunks = stream(t, &ids);
             assert_eq!(chunks.concat(), decoded, "{name}: {text:?}");
             // No replacement char leaks from a split multi-byte sequence.
-            assert!(
-                chunks.iter().all(|c| !c.contains('\u{FFFD}')),
-                "{name}: {chunks:?}"
-            );
+            assert!(chunks.iter().all(|c| !c.contains('\u{FFFD}')), "{name}: {chunks:?}");
             // These texts are NFC and known to round-trip on these tokenizers.
             assert_eq!(&decoded, text, "{name}: round trip");
         }

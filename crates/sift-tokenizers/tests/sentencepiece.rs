@@ -47,15 +47,8 @@ fn leading_spaces_are_exact() {
     let chunks: Vec<_> = ids.iter().map(|&id| d.push(id)).collect();
     assert_eq!(
         chunks,
-        [
-            Some("Hello"),
-            Some(" world"),
-            Some("!"),
-            Some(" "),
-            Some(" 🦀"),
-            Some("</s>")
-        ]
-        .map(|c| c.map(String::from))
+        [Some("Hello"), Some(" world"), Some("!"), Some(" "), Some(" 🦀"), Some("</s>")]
+            .map(|c| c.map(String::from))
     );
     assert_eq!(d.finish(), "");
 }
@@ -64,24 +57,12 @@ fn leading_spaces_are_exact() {
 fn byte_fallback_pieces_are_held_until_complete() {
     let t = llama2_like();
     // "é" = C3 A9, "🧪" = F0 9F A7 AA.
-    let ids = [
-        HELLO,
-        byte(0xC3),
-        byte(0xA9),
-        SPACE,
-        byte(0xF0),
-        byte(0x9F),
-        byte(0xA7),
-        byte(0xAA),
-    ];
+    let ids = [HELLO, byte(0xC3), byte(0xA9), SPACE, byte(0xF0), byte(0x9F), byte(0xA7), byte(0xAA)];
     assert_eq!(t.decode(&ids), "Helloé 🧪");
     let mut d = t.detokenizer();
     let chunks: Vec<_> = ids.iter().map(|&id| d.push(id)).collect();
     let s = |x: &str| Some(x.to_string());
-    assert_eq!(
-        chunks,
-        [s("Hello"), None, s("é"), s(" "), None, None, None, s("🧪")]
-    );
+    assert_eq!(chunks, [s("Hello"), None, s("é"), s(" "), None, None, None, s("🧪")]);
 }
 
 #[test]

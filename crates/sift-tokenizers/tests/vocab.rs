@@ -9,11 +9,7 @@ use sift_core::Vocab;
 fn single(name: &str, marker: &str, id: u32) {
     let t = tok(name);
     assert_eq!(t.token_id(marker), Some(id), "{name}: token_id({marker:?})");
-    assert_eq!(
-        t.encode(marker).unwrap(),
-        [id],
-        "{name}: encode({marker:?})"
-    );
+    assert_eq!(t.encode(marker).unwrap(), [id], "{name}: encode({marker:?})");
     assert_eq!(t.decode(&[id]), marker, "{name}: decode([{id}])");
 }
 
@@ -21,11 +17,7 @@ fn single(name: &str, marker: &str, id: u32) {
 fn split(name: &str, marker: &str, pieces: usize) {
     let t = tok(name);
     assert_eq!(t.token_id(marker), None, "{name}: token_id({marker:?})");
-    assert_eq!(
-        t.encode(marker).unwrap().len(),
-        pieces,
-        "{name}: encode({marker:?})"
-    );
+    assert_eq!(t.encode(marker).unwrap().len(), pieces, "{name}: encode({marker:?})");
 }
 
 #[test]

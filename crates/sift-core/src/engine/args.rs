@@ -51,9 +51,7 @@ impl RawJson {
         let mut skipped = 0;
         if !self.started {
             let b = s.as_bytes();
-            let first = b
-                .iter()
-                .position(|&c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+            let first = b.iter().position(|&c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
             match first {
                 None => return s.len(),
                 Some(i) if skip_lead => match b[i..].iter().position(|&c| c == b'{' || c == b'[') {
@@ -133,11 +131,7 @@ impl Params {
         escape_into(out, key.trim());
         out.push_str("\": ");
         self.count += 1;
-        self.value = Some(Value {
-            ty,
-            buf: String::new(),
-            at_start: true,
-        });
+        self.value = Some(Value { ty, buf: String::new(), at_start: true });
     }
 
     /// Appends value text.
@@ -254,14 +248,8 @@ mod tests {
         for cut in 0..=v.len() {
             assert_eq!(params(&[&v[..cut], &v[cut..]], ParamType::String), want);
         }
-        assert_eq!(
-            params(&["\nnu", "ll\n"], ParamType::String),
-            r#"{"k": null}"#
-        );
-        assert_eq!(
-            params(&["nul", "lx"], ParamType::String),
-            r#"{"k": "nullx"}"#
-        );
+        assert_eq!(params(&["\nnu", "ll\n"], ParamType::String), r#"{"k": null}"#);
+        assert_eq!(params(&["nul", "lx"], ParamType::String), r#"{"k": "nullx"}"#);
         assert_eq!(params(&["\n10\n"], ParamType::Integer), r#"{"k": 10}"#);
     }
 

@@ -84,12 +84,7 @@ enum Step {
 impl Engine {
     /// Feeds envelope text; `Some(n)` when the kernel handed the rest (from
     /// byte `n`) to another state.
-    pub(super) fn env_text(
-        &mut self,
-        cfg: &EnvelopeCfg,
-        s: &str,
-        out: &mut Delta,
-    ) -> Option<usize> {
+    pub(super) fn env_text(&mut self, cfg: &EnvelopeCfg, s: &str, out: &mut Delta) -> Option<usize> {
         let b = s.as_bytes();
         let mut i = 0;
         while i < b.len() {
@@ -162,11 +157,7 @@ impl Engine {
                     }
                     b']' if env.phase == Phase::ArrLead => Step::Done,
                     b'{' if !cfg.array || env.in_array => {
-                        *env = Env {
-                            in_array: env.in_array,
-                            phase: Phase::Key,
-                            ..Env::default()
-                        };
+                        *env = Env { in_array: env.in_array, phase: Phase::Key, ..Env::default() };
                         if self.call.is_none() {
                             self.begin_call();
                         }

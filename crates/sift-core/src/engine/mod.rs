@@ -157,17 +157,12 @@ impl Engine {
                     Some(i) => {
                         let p = pos + i;
                         let (id_mode, pending) = (self.id_mode, &self.pending);
-                        let skip = |t: TermId| {
-                            id_mode && fmt.terminals[t as usize].token && !pending.contains(&t)
-                        };
+                        let skip =
+                            |t: TermId| id_mode && fmt.terminals[t as usize].token && !pending.contains(&t);
                         Some(match st.probe(&bytes[p..], skip) {
                             Probe::Full(k) => {
                                 let (sp, t, tr) = &st.spellings[k];
-                                (
-                                    p,
-                                    Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token)),
-                                    false,
-                                )
+                                (p, Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token)), false)
                             }
                             Probe::Partial => (p, None, true),
                             Probe::No => (p, None, false),
@@ -409,11 +404,7 @@ impl Engine {
                 let body = text.split_once('.').map_or(text, |(_, rest)| rest);
                 // vLLM skips a call whose id lacks the `:IDX` suffix.
                 let name = match body.rsplit_once(':') {
-                    Some((n, idx))
-                        if !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()) =>
-                    {
-                        n
-                    }
+                    Some((n, idx)) if !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()) => n,
                     _ => return,
                 };
                 (name.to_string(), Some(text.to_string()))

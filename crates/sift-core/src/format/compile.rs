@@ -21,12 +21,7 @@ struct Builder {
 
 fn table(t: &TransitionSpec) -> TransitionTable {
     match t {
-        TransitionSpec::To(s) => TransitionTable {
-            to: s.clone(),
-            call: false,
-            end: false,
-            reprocess: false,
-        },
+        TransitionSpec::To(s) => TransitionTable { to: s.clone(), call: false, end: false, reprocess: false },
         TransitionSpec::Full(t) => t.clone(),
     }
 }
@@ -36,17 +31,11 @@ impl Builder {
         for (name, t) in &spec.terminals {
             for sp in t.spellings() {
                 if sp.is_empty() || sp.len() > MAX_MARKER_LEN {
-                    return Err(FormatError::BadSpelling {
-                        terminal: name.clone(),
-                        len: sp.len(),
-                    });
+                    return Err(FormatError::BadSpelling { terminal: name.clone(), len: sp.len() });
                 }
             }
             if t.spellings().is_empty() {
-                return Err(FormatError::BadSpelling {
-                    terminal: name.clone(),
-                    len: 0,
-                });
+                return Err(FormatError::BadSpelling { terminal: name.clone(), len: 0 });
             }
             let id = self.terminals.len() as TermId;
             self.terminals.push(Terminal {
@@ -63,23 +52,18 @@ impl Builder {
     }
 
     fn term(&self, g: u8, spec: &FormatSpec, name: &str) -> Result<TermId, FormatError> {
-        self.term_index
-            .get(&(g, name.to_string()))
-            .copied()
-            .ok_or_else(|| FormatError::UnknownTerminal {
-                format: spec.name.clone(),
-                terminal: name.to_string(),
-            })
+        self.term_index.get(&(g, name.to_string())).copied().ok_or_else(|| FormatError::UnknownTerminal {
+            format: spec.name.clone(),
+            terminal: name.to_string(),
+        })
     }
 
     fn state_slot(&mut self, name: &str, mode: &ModeSpec, g: u8) -> usize {
         if let Some(&i) = self.state_index.get(name) {
             return i as usize;
         }
-        self.state_index
-            .insert(name.to_string(), self.states.len() as StateId);
-        self.states
-            .push((name.to_string(), mode.clone(), Vec::new(), g));
+        self.state_index.insert(name.to_string(), self.states.len() as StateId);
+        self.states.push((name.to_string(), mode.clone(), Vec::new(), g));
         self.states.len() - 1
     }
 
@@ -102,13 +86,10 @@ impl Builder {
     }
 
     fn state(&self, spec_name: &str, name: &str) -> Result<StateId, FormatError> {
-        self.state_index
-            .get(name)
-            .copied()
-            .ok_or_else(|| FormatError::UnknownState {
-                format: spec_name.to_string(),
-                state: name.to_string(),
-            })
+        self.state_index.get(name).copied().ok_or_else(|| FormatError::UnknownState {
+            format: spec_name.to_string(),
+            state: name.to_string(),
+        })
     }
 }
 
@@ -116,10 +97,7 @@ fn content_spec() -> FormatSpec {
     let mut states = BTreeMap::new();
     states.insert(
         "content".to_string(),
-        StateSpec {
-            text: ModeSpec::Simple("content".into()),
-            on: BTreeMap::new(),
-        },
+        StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new() },
     );
     FormatSpec {
         name: "identity".into(),
@@ -138,17 +116,10 @@ fn content_spec() -> FormatSpec {
 
 /// Composes and compiles a reasoning grammar (None: plain content) with a
 /// tool grammar (None: no tool calls).
-pub fn compile(
-    reasoning: Option<&FormatSpec>,
-    tools: Option<&FormatSpec>,
-) -> Result<Format, FormatError> {
+pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Result<Format, FormatError> {
     let identity = content_spec();
     let r = reasoning.unwrap_or(&identity);
-    let name = format!(
-        "{}+{}",
-        reasoning.map_or("none", |s| &s.name),
-        tools.map_or("none", |s| &s.name)
-    );
+    let name = format!("{}+{}", reasoning.map_or("none", |s| &s.name), tools.map_or("none", |s| &s.name));
     let mut b = Builder {
         terminals: vec![],
         term_index: HashMap::new(),
@@ -160,9 +131,7 @@ pub fn compile(
     if let Some(t) = tools {
         b.add_terminals(1, t)?;
     }
-    let entry = tools
-        .and_then(|t| t.entry.clone())
-        .unwrap_or_else(|| "content".to_string());
+    let entry = tools.and_then(|t| t.entry.clone()).unwrap_or_else(|| "content".to_string());
     let entry_c = entry.clone();
     let rename = move |s: &str| {
         if s == "content" {
@@ -185,7 +154,18 @@ pub fn compile(
     let mut switches = vec![];
     for s in &r.switches {
         let v = serde_json::to_value(&s.equals).unwrap_or(serde_json::Value::Null);
-        switches.push((s.kwarg.clone(), v, b.state(&r.name, &rename(&s.state))?));
+        let key = match (&s.kwarg, &s.field, &s.init) {
+            (Some(k), None, None) => SwitchKey::Kwarg(k.clone()),
+            (None, Some(f), None) => SwitchKey::Field(f.clone()),
+            (None, None, Some(i)) => SwitchKey::Init(i.clone()),
+            _ => {
+                return Err(FormatError::BadMode {
+                    state: s.state.clone(),
+                    mode: "switch needs exactly one of kwarg, field, init".into(),
+                })
+            }
+        };
+        switches.push((key, v, b.state(&r.name, &rename(&s.state))?));
     }
     let (mut prompt_turns, mut prompt_enter) = (vec![], vec![]);
     if let Some(p) = &r.prompt {
@@ -221,24 +201,14 @@ pub fn compile(
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr = Trans {
-                to: me,
-                call: false,
-                end: false,
-                reprocess: false,
-            };
+            let tr = Trans { to: me, call: false, end: false, reprocess: false };
             for sp in &b.terminals[d as usize].spellings {
                 spellings.push((sp.as_bytes().into(), d, tr));
             }
         }
         check_ambiguous(sname, &spellings)?;
         let needle = needle_for(&spellings);
-        states.push(State {
-            name: sname.clone(),
-            mode,
-            spellings,
-            needle,
-        });
+        states.push(State { name: sname.clone(), mode, spellings, needle });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
@@ -246,10 +216,7 @@ pub fn compile(
         None | Some("drop") => Uncommitted::Drop,
         Some("content") => Uncommitted::Content,
         Some(other) => {
-            return Err(FormatError::BadMode {
-                state: "calls.uncommitted".into(),
-                mode: other.into(),
-            });
+            return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
         }
     };
     let find = |n: &str| b.term_index.get(&(0u8, n.to_string())).copied();
@@ -273,16 +240,8 @@ pub fn compile(
     Ok(f)
 }
 
-fn compile_mode(
-    b: &Builder,
-    spec: &FormatSpec,
-    state: &str,
-    m: &ModeSpec,
-) -> Result<Mode, FormatError> {
-    let bad = |mode: &str| FormatError::BadMode {
-        state: state.to_string(),
-        mode: mode.to_string(),
-    };
+fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Result<Mode, FormatError> {
+    let bad = |mode: &str| FormatError::BadMode { state: state.to_string(), mode: mode.to_string() };
     Ok(match m {
         ModeSpec::Simple(s) => match s.as_str() {
             "content" => Mode::Content,
@@ -301,8 +260,7 @@ fn compile_mode(
                 Some(other) => return Err(bad(other)),
             },
             "envelope" => {
-                let st =
-                    |n: &Option<String>, d: &str| b.state(&spec.name, n.as_deref().unwrap_or(d));
+                let st = |n: &Option<String>, d: &str| b.state(&spec.name, n.as_deref().unwrap_or(d));
                 let sep = match t.separator.as_deref() {
                     None => None,
                     Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
@@ -380,9 +338,7 @@ fn check_reachable(f: &Format) -> Result<(), FormatError> {
         }
     }
     match seen.iter().position(|s| !s) {
-        Some(i) => Err(FormatError::Unreachable {
-            state: f.states[i].name.clone(),
-        }),
+        Some(i) => Err(FormatError::Unreachable { state: f.states[i].name.clone() }),
         None => Ok(()),
     }
 }
@@ -397,15 +353,9 @@ fn check_reprocess(f: &Format) -> Result<(), FormatError> {
             let mut cur = tr.to;
             for _ in 0..=f.states.len() {
                 if cur as usize == si {
-                    return Err(FormatError::ReprocessCycle {
-                        state: st.name.clone(),
-                    });
+                    return Err(FormatError::ReprocessCycle { state: st.name.clone() });
                 }
-                match f.states[cur as usize]
-                    .spellings
-                    .iter()
-                    .find(|(s, _, t)| s == sp && t.reprocess)
-                {
+                match f.states[cur as usize].spellings.iter().find(|(s, _, t)| s == sp && t.reprocess) {
                     Some((_, _, t)) => cur = t.to,
                     None => break,
                 }

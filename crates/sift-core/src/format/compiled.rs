@@ -141,6 +141,22 @@ pub(crate) enum Uncommitted {
     Content,
 }
 
+/// Where a switch reads its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SwitchKey {
+    Kwarg(String),
+    Field(String),
+    Init(String),
+}
+
+/// The request values start-state switches read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SwitchInput<'a> {
+    pub kwargs: Option<&'a serde_json::Value>,
+    pub reasoning_effort: Option<&'a str>,
+    pub init: Option<&'a serde_json::Value>,
+}
+
 /// A compiled, validated format: a reasoning grammar composed with a tool grammar.
 #[derive(Debug, Clone)]
 pub struct Format {
@@ -148,7 +164,7 @@ pub struct Format {
     pub(crate) terminals: Vec<Terminal>,
     pub(crate) states: Vec<State>,
     pub(crate) initial: StateId,
-    pub(crate) switches: Vec<(String, serde_json::Value, StateId)>,
+    pub(crate) switches: Vec<(SwitchKey, serde_json::Value, StateId)>,
     pub(crate) prompt_turns: Vec<String>,
     pub(crate) prompt_enter: Vec<(String, StateId)>,
     pub(crate) uncommitted: Uncommitted,
@@ -172,17 +188,12 @@ impl Format {
 
     /// Every marker spelling the format knows.
     pub fn spellings(&self) -> impl Iterator<Item = &str> {
-        self.terminals
-            .iter()
-            .flat_map(|t| t.spellings.iter().map(|s| &**s))
+        self.terminals.iter().flat_map(|t| t.spellings.iter().map(|s| &**s))
     }
 
     /// Markers declared as special tokens, by spelling.
     pub fn token_markers(&self) -> impl Iterator<Item = &str> {
-        self.terminals
-            .iter()
-            .filter(|t| t.token)
-            .flat_map(|t| t.spellings.iter().map(|s| &**s))
+        self.terminals.iter().filter(|t| t.token).flat_map(|t| t.spellings.iter().map(|s| &**s))
     }
 
     /// Binds the special-token terminals to a vocabulary's ids. Fails, naming
@@ -197,9 +208,7 @@ impl Format {
             for sp in &t.spellings {
                 let id = vocab
                     .token_id(sp)
-                    .ok_or_else(|| crate::FormatError::MissingToken {
-                        marker: sp.to_string(),
-                    })?;
+                    .ok_or_else(|| crate::FormatError::MissingToken { marker: sp.to_string() })?;
                 f.token_ids.insert(id, i as TermId);
             }
         }
@@ -211,21 +220,14 @@ impl Format {
     pub fn reasoning_token_ids(&self) -> Option<(Option<u32>, u32)> {
         let id_of = |t: Option<TermId>| {
             let t = t?;
-            self.token_ids
-                .iter()
-                .find(|(_, v)| **v == t)
-                .map(|(k, _)| *k)
+            self.token_ids.iter().find(|(_, v)| **v == t).map(|(k, _)| *k)
         };
         let end = id_of(self.reasoning_markers.1)?;
         Some((id_of(self.reasoning_markers.0), end))
     }
 
     /// The start state for a request's `chat_template_kwargs` and prompt tail.
-    pub(crate) fn start_state(
-        &self,
-        kwargs: Option<&serde_json::Value>,
-        prompt: Option<&str>,
-    ) -> StateId {
+    pub(crate) fn start_state(&self, input: SwitchInput<'_>, prompt: Option<&str>) -> StateId {
         if let Some(p) = prompt {
             let tail = self
                 .prompt_turns
@@ -242,11 +244,17 @@ impl Format {
                 return st;
             }
         }
-        if let Some(kw) = kwargs.and_then(|k| k.as_object()) {
-            for (key, val, st) in &self.switches {
-                if kw.get(key) == Some(val) {
-                    return *st;
+        for (key, val, st) in &self.switches {
+            let got = match key {
+                SwitchKey::Kwarg(k) => input.kwargs.and_then(|o| o.get(k)).cloned(),
+                SwitchKey::Field(f) if f == "reasoning_effort" => {
+                    input.reasoning_effort.map(|s| serde_json::Value::String(s.to_string()))
                 }
+                SwitchKey::Field(_) => None,
+                SwitchKey::Init(k) => input.init.and_then(|o| o.get(k)).cloned(),
+            };
+            if got.as_ref() == Some(val) {
+                return *st;
             }
         }
         self.initial

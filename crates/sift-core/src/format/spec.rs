@@ -88,12 +88,21 @@ impl TerminalSpec {
     }
 }
 
-/// A request switch: `chat_template_kwargs[kwarg] == equals` selects `state`.
+/// A request switch: one of `kwarg` (a `chat_template_kwargs` key), `field`
+/// (a request field: `reasoning_effort`) or `init` (a `parser_init_kwargs`
+/// key) equal to `equals` selects `state`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchSpec {
     /// The `chat_template_kwargs` key.
-    pub kwarg: String,
+    #[serde(default)]
+    pub kwarg: Option<String>,
+    /// The request field (`reasoning_effort`).
+    #[serde(default)]
+    pub field: Option<String>,
+    /// The `parser_init_kwargs` key.
+    #[serde(default)]
+    pub init: Option<String>,
     /// The value it must equal.
     pub equals: toml::Value,
     /// The start state it selects.
@@ -207,8 +216,6 @@ pub struct CallPolicy {
 impl FormatSpec {
     /// Parses a format file (TOML).
     pub fn from_toml(text: &str) -> Result<FormatSpec, crate::FormatError> {
-        toml::from_str(text).map_err(|e| crate::FormatError::Syntax {
-            message: e.to_string(),
-        })
+        toml::from_str(text).map_err(|e| crate::FormatError::Syntax { message: e.to_string() })
     }
 }

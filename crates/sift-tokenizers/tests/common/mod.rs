@@ -10,10 +10,7 @@ static LOADED: [OnceLock<TokenizerView>; TOKENIZER_NAMES.len()] =
 
 /// The named real tokenizer; panics (with the fix) when its assets are missing.
 pub fn tok(name: &str) -> &'static TokenizerView {
-    let slot = TOKENIZER_NAMES
-        .iter()
-        .position(|&n| n == name)
-        .expect("known tokenizer name");
+    let slot = TOKENIZER_NAMES.iter().position(|&n| n == name).expect("known tokenizer name");
     LOADED[slot].get_or_init(|| {
         TokenizerView::named(name).unwrap_or_else(|e| match e {
             TokenizerError::MissingAsset { .. } => panic!("{e}"),
