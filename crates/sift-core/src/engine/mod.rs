@@ -71,6 +71,8 @@ pub(crate) struct Engine {
     next_index: usize,
     ids: IdGen,
     env: Option<Env>,
+    /// Type forced on the next parameter by the transition that opens it.
+    param_override: Option<crate::schema::ParamType>,
     set: Settings,
 }
 
@@ -88,6 +90,7 @@ impl Engine {
             next_index: 0,
             ids,
             env: None,
+            param_override: None,
             set,
         };
         let mut sink = Delta::default();
@@ -344,6 +347,7 @@ impl Engine {
                 self.record(marker);
             }
         }
+        self.param_override = tr.param;
         self.state = tr.to;
         if moves {
             self.enter(tr.to, out);
@@ -462,7 +466,7 @@ impl Engine {
             c.args = ArgsW::Params(Params::default());
         }
         let key = std::mem::take(&mut c.param_key);
-        let ty = tools.param_type(&c.name, key.trim());
+        let ty = self.param_override.take().unwrap_or_else(|| tools.param_type(&c.name, key.trim()));
         self.with_args(out, |a, o| {
             if let ArgsW::Params(p) = a {
                 p.open(&key, ty, o)

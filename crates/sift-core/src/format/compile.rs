@@ -21,7 +21,9 @@ struct Builder {
 
 fn table(t: &TransitionSpec) -> TransitionTable {
     match t {
-        TransitionSpec::To(s) => TransitionTable { to: s.clone(), call: false, end: false, reprocess: false },
+        TransitionSpec::To(s) => {
+            TransitionTable { to: s.clone(), call: false, end: false, reprocess: false, param: None }
+        }
         TransitionSpec::Full(t) => t.clone(),
     }
 }
@@ -191,6 +193,14 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 call: tt.call,
                 end: tt.end,
                 reprocess: tt.reprocess,
+                param: match tt.param.as_deref() {
+                    None => None,
+                    Some("string") => Some(crate::schema::ParamType::String),
+                    Some("json") => Some(crate::schema::ParamType::Json),
+                    Some(other) => {
+                        return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() })
+                    }
+                },
             };
             for sp in &b.terminals[*t as usize].spellings {
                 spellings.push((sp.as_bytes().into(), *t, tr));
@@ -201,7 +211,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr = Trans { to: me, call: false, end: false, reprocess: false };
+            let tr = Trans { to: me, call: false, end: false, reprocess: false, param: None };
             for sp in &b.terminals[d as usize].spellings {
                 spellings.push((sp.as_bytes().into(), d, tr));
             }

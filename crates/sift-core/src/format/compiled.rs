@@ -56,6 +56,8 @@ pub(crate) struct Trans {
     pub call: bool,
     pub end: bool,
     pub reprocess: bool,
+    /// Overrides the schema type of the parameter this transition opens.
+    pub param: Option<crate::schema::ParamType>,
 }
 
 /// How the lexer finds candidate marker starts in one state.

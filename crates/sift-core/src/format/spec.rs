@@ -198,6 +198,10 @@ pub struct TransitionTable {
     /// Do not consume the marker: read it again in the target state.
     #[serde(default)]
     pub reprocess: bool,
+    /// The next parameter's type, overriding the tool schema: `string` or
+    /// `json` (DSML's `string="true|false"` attribute).
+    #[serde(default)]
+    pub param: Option<String>,
 }
 
 /// What happens to calls that never got a name.
