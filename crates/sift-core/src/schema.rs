@@ -25,6 +25,7 @@ pub enum ParamType {
 #[derive(Debug, Clone, Default)]
 pub struct Tools {
     funcs: HashMap<String, HashMap<String, ParamType>>,
+    schemas: HashMap<String, Value>,
     names: Vec<String>,
 }
 
@@ -81,6 +82,9 @@ impl Tools {
             }
             t.names.push(name.to_string());
             t.funcs.insert(name.to_string(), params);
+            if let Some(p) = f.get("parameters") {
+                t.schemas.insert(name.to_string(), p.clone());
+            }
         }
         t
     }
@@ -93,6 +97,17 @@ impl Tools {
     /// True when there are no tools.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+
+    /// The declared type of `param` of `func`; String when either is unknown.
+    /// The declared type at a path inside `func`'s parameters (`"[]"` steps
+    /// into array items); `None` when the schema does not say.
+    pub fn type_at(&self, func: &str, path: &[&str]) -> Option<ParamType> {
+        let mut node = self.schemas.get(func)?;
+        for seg in path {
+            node = if *seg == "[]" { node.get("items")? } else { node.get("properties")?.get(*seg)? };
+        }
+        Some(type_of(node))
     }
 
     /// The declared type of `param` of `func`; String when either is unknown.

@@ -191,6 +191,22 @@ impl Engine {
             },
             Phase::Colon => match c {
                 _ if is_ws(c) => Step::Took(1),
+                b':' if cfg.keyed => {
+                    // `{"NAME": {arguments}}`: the key is the function name.
+                    env.phase = Phase::Value;
+                    if env.name.is_some() {
+                        env.role = Some(Role::Skip);
+                        return Step::Took(1);
+                    }
+                    match serde_json::from_str::<String>(&format!("\"{}\"", env.key)) {
+                        Ok(name) if !name.is_empty() => {
+                            env.name = Some(name);
+                            env.role = Some(Role::Args);
+                            Step::Took(1)
+                        }
+                        _ => Step::Fail,
+                    }
+                }
                 b':' => {
                     env.phase = Phase::Value;
                     env.role = Some(if cfg.name_keys.contains(&env.key) {

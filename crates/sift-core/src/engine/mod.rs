@@ -19,6 +19,7 @@
 
 mod args;
 mod envelope;
+mod relaxed;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
@@ -45,6 +46,7 @@ enum ArgsW {
     None,
     Raw(RawJson),
     Params(Params),
+    Relaxed(relaxed::Relaxed),
 }
 
 #[derive(Debug)]
@@ -173,6 +175,25 @@ impl Engine {
                     }
                 }
             };
+            // A `then` state never accumulates text: its first text moves on at once,
+            // so where the switch happens cannot depend on how the input was cut.
+            if let (Some((p, full, partial)), true) =
+                (look, self.fmt.states[self.state as usize].then.is_some())
+            {
+                let end = if p > text_start {
+                    Some(p)
+                } else if full.is_none() && !(partial && !at_end) {
+                    Some(p + s[p..].chars().next().map_or(1, char::len_utf8))
+                } else {
+                    None
+                };
+                if let Some(end) = end {
+                    let used = self.text(&s[text_start..end], out).unwrap_or(end - text_start);
+                    text_start += used;
+                    pos = text_start;
+                    continue;
+                }
+            }
             let Some((p, full, partial)) = look else {
                 if let Some(used) = self.text(&s[text_start..], out) {
                     text_start += used;
@@ -233,6 +254,18 @@ impl Engine {
         if s.is_empty() {
             return None;
         }
+        let Some(then) = self.fmt.states[self.state as usize].then else {
+            return self.kernel_text(s, out);
+        };
+        // A `then` state only looks for its markers at the very start: the
+        // first text hands over to the next state, which reads it, so the
+        // switch point never depends on how the input was cut.
+        self.state = then;
+        self.enter(then, out);
+        Some(0)
+    }
+
+    fn kernel_text(&mut self, s: &str, out: &mut Delta) -> Option<usize> {
         enum K {
             Content,
             Reasoning,
@@ -242,6 +275,8 @@ impl Engine {
             ParamValue,
             Args,
             Envelope,
+            Relaxed,
+            RelaxedStr,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -252,6 +287,8 @@ impl Engine {
             Mode::ParamValue => K::ParamValue,
             Mode::Args => K::Args,
             Mode::Envelope(_) => K::Envelope,
+            Mode::Relaxed(_) => K::Relaxed,
+            Mode::RelaxedStr => K::RelaxedStr,
         };
         match kind {
             K::Content => out.content.push_str(s),
@@ -293,6 +330,22 @@ impl Engine {
                 self.with_args(out, |a, o| {
                     if let ArgsW::Raw(r) = a {
                         r.feed(s, true, o);
+                    }
+                });
+            }
+            K::Relaxed => {
+                self.record(s);
+                self.with_args(out, |a, o| {
+                    if let ArgsW::Relaxed(r) = a {
+                        r.text(s, o)
+                    }
+                });
+            }
+            K::RelaxedStr => {
+                self.record(s);
+                self.with_args(out, |a, o| {
+                    if let ArgsW::Relaxed(r) = a {
+                        r.str_text(s, o)
                     }
                 });
             }
@@ -370,6 +423,20 @@ impl Engine {
                     }
                 }
             }
+            Mode::Relaxed(schema) => {
+                let mode = if *schema { relaxed::Bare::Schema } else { relaxed::Bare::Literal };
+                let tools = Arc::clone(&self.set.tools);
+                if let Some(c) = &mut self.call {
+                    if matches!(c.args, ArgsW::None) {
+                        c.args = ArgsW::Relaxed(relaxed::Relaxed::new(mode, &c.name, tools));
+                    }
+                }
+            }
+            Mode::RelaxedStr => self.with_args(out, |a, o| {
+                if let ArgsW::Relaxed(r) = a {
+                    r.str_open(o)
+                }
+            }),
             Mode::Envelope(_) => self.env = Some(Env::default()),
             _ => {}
         }
@@ -380,6 +447,11 @@ impl Engine {
         match &fmt.states[s as usize].mode {
             Mode::Name(style) => self.commit_name(*style, out),
             Mode::ParamValue => self.close_param(out),
+            Mode::RelaxedStr => self.with_args(out, |a, o| {
+                if let ArgsW::Relaxed(r) = a {
+                    r.str_close(o)
+                }
+            }),
             Mode::Envelope(_) => self.env_finish(out),
             _ => {}
         }
@@ -452,6 +524,7 @@ impl Engine {
             ArgsW::None => o.push_str("{}"),
             ArgsW::Raw(r) => r.finish(o),
             ArgsW::Params(p) => p.finish(o),
+            ArgsW::Relaxed(r) => r.finish(o),
         });
         self.call = None;
     }

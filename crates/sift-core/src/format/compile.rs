@@ -17,6 +17,7 @@ struct Builder {
     state_index: HashMap<String, StateId>,
     states: Vec<(String, ModeSpec, Vec<(TermId, TransitionTable)>, u8)>,
     drops: Vec<TermId>,
+    thens: HashMap<String, String>,
 }
 
 fn table(t: &TransitionSpec) -> TransitionTable {
@@ -76,7 +77,11 @@ impl Builder {
         rename: &dyn Fn(&str) -> String,
     ) -> Result<(), FormatError> {
         for (name, st) in &spec.states {
-            let slot = self.state_slot(name, &st.text, g);
+            let own = if g == 1 { tool_state(name) } else { name.clone() };
+            let slot = self.state_slot(&own, &st.text, g);
+            if let Some(t) = &st.then {
+                self.thens.insert(own.clone(), rename(t));
+            }
             for (tname, tr) in &st.on {
                 let t = self.term(g, spec, tname)?;
                 let mut tt = table(tr);
@@ -99,7 +104,7 @@ fn content_spec() -> FormatSpec {
     let mut states = BTreeMap::new();
     states.insert(
         "content".to_string(),
-        StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new() },
+        StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new(), then: None },
     );
     FormatSpec {
         name: "identity".into(),
@@ -113,6 +118,7 @@ fn content_spec() -> FormatSpec {
         states,
         entry: None,
         calls: CallPolicy::default(),
+        relaxed_values: None,
     }
 }
 
@@ -128,12 +134,13 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         state_index: HashMap::new(),
         states: vec![],
         drops: vec![],
+        thens: HashMap::new(),
     };
     b.add_terminals(0, r)?;
     if let Some(t) = tools {
         b.add_terminals(1, t)?;
     }
-    let entry = tools.and_then(|t| t.entry.clone()).unwrap_or_else(|| "content".to_string());
+    let entry = tool_state(tools.and_then(|t| t.entry.as_deref()).unwrap_or("content"));
     let entry_c = entry.clone();
     let rename = move |s: &str| {
         if s == "content" {
@@ -144,7 +151,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     };
     // Tool states first so a merged `content` keeps the tool grammar's text kind.
     if let Some(t) = tools {
-        b.add_states(1, t, &|s: &str| s.to_string())?;
+        b.add_states(1, t, &|s: &str| tool_state(s))?;
     }
     b.add_states(0, r, &rename)?;
     if !b.state_index.contains_key("content") {
@@ -185,7 +192,14 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     let mut states = Vec::with_capacity(b.states.len());
     for (sname, mode, trans, g) in &b.states {
         let spec = if *g == 0 { r } else { tools.unwrap_or(r) };
-        let mode = compile_mode(&b, spec, sname, mode)?;
+        let mut mode = compile_mode(&b, spec, sname, mode, *g)?;
+        if let (Mode::Relaxed(_), Some(v)) = (&mode, r.relaxed_values.as_deref()) {
+            mode = match v {
+                "literal" => Mode::Relaxed(false),
+                "schema" => Mode::Relaxed(true),
+                other => return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() }),
+            };
+        }
         let mut spellings: Vec<(Box<[u8]>, TermId, Trans)> = vec![];
         for (t, tt) in trans {
             let tr = Trans {
@@ -218,7 +232,12 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         }
         check_ambiguous(sname, &spellings)?;
         let needle = needle_for(&spellings);
-        states.push(State { name: sname.clone(), mode, spellings, needle });
+        let then = match b.thens.get(sname) {
+            Some(t) if t == sname => return Err(FormatError::ReprocessCycle { state: sname.clone() }),
+            Some(t) => Some(b.state(&spec.name, t)?),
+            None => None,
+        };
+        states.push(State { name: sname.clone(), mode, spellings, needle, then });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
@@ -250,7 +269,22 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     Ok(f)
 }
 
-fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Result<Mode, FormatError> {
+/// Tool grammar states live in their own namespace, except the shared `content`.
+fn tool_state(name: &str) -> String {
+    if name == "content" {
+        name.to_string()
+    } else {
+        format!("~{name}")
+    }
+}
+
+fn compile_mode(
+    b: &Builder,
+    spec: &FormatSpec,
+    state: &str,
+    m: &ModeSpec,
+    g: u8,
+) -> Result<Mode, FormatError> {
     let bad = |mode: &str| FormatError::BadMode { state: state.to_string(), mode: mode.to_string() };
     Ok(match m {
         ModeSpec::Simple(s) => match s.as_str() {
@@ -261,6 +295,8 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Re
             "param_name" => Mode::ParamName,
             "param_value" => Mode::ParamValue,
             "args" => Mode::Args,
+            "relaxed" => Mode::Relaxed(false),
+            "relaxed_string" => Mode::RelaxedStr,
             other => return Err(bad(other)),
         },
         ModeSpec::Table(t) => match t.kind.as_str() {
@@ -270,7 +306,10 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Re
                 Some(other) => return Err(bad(other)),
             },
             "envelope" => {
-                let st = |n: &Option<String>, d: &str| b.state(&spec.name, n.as_deref().unwrap_or(d));
+                let st = |n: &Option<String>, d: &str| {
+                    let n = n.as_deref().unwrap_or(d);
+                    b.state(&spec.name, &if g == 1 { tool_state(n) } else { n.to_string() })
+                };
                 let sep = match t.separator.as_deref() {
                     None => None,
                     Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
@@ -287,8 +326,14 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec) -> Re
                     done: st(&t.done, "content")?,
                     fail: st(&t.fail, "content")?,
                     empty_args: t.empty_args,
+                    keyed: t.keyed,
                 }))
             }
+            "relaxed" => match t.values.as_deref() {
+                None | Some("literal") => Mode::Relaxed(false),
+                Some("schema") => Mode::Relaxed(true),
+                Some(other) => return Err(bad(other)),
+            },
             other => return Err(bad(other)),
         },
     })
@@ -342,6 +387,7 @@ fn check_reachable(f: &Format) -> Result<(), FormatError> {
         }
         let st = &f.states[s as usize];
         stack.extend(st.spellings.iter().map(|x| x.2.to));
+        stack.extend(st.then);
         if let Mode::Envelope(e) = &st.mode {
             stack.push(e.done);
             stack.push(e.fail);

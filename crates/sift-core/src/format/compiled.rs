@@ -34,6 +34,7 @@ pub(crate) struct EnvelopeCfg {
     pub done: StateId,
     pub fail: StateId,
     pub empty_args: bool,
+    pub keyed: bool,
 }
 
 /// What plain text in a state becomes.
@@ -47,6 +48,10 @@ pub(crate) enum Mode {
     ParamValue,
     Args,
     Envelope(Box<EnvelopeCfg>),
+    /// Relaxed object notation (Gemma); `true`: bare values typed by schema.
+    Relaxed(bool),
+    /// Text between the relaxed notation's string delimiters.
+    RelaxedStr,
 }
 
 /// A transition's effect.
@@ -78,6 +83,8 @@ pub(crate) struct State {
     /// Active spellings: (bytes, terminal, transition).
     pub spellings: Vec<(Box<[u8]>, TermId, Trans)>,
     pub needle: Needle,
+    /// The state to continue in after the first text read here.
+    pub then: Option<StateId>,
 }
 
 impl State {

@@ -57,6 +57,12 @@ pub struct FormatSpec {
     /// Tool formats: call policies.
     #[serde(default)]
     pub calls: CallPolicy,
+    /// Reasoning formats: how `relaxed` tool bodies composed with this
+    /// grammar read bare values (`literal` or `schema`), overriding the tool
+    /// format's own choice. vLLM's unified engines type them by schema where
+    /// the standalone tool parser reads literals.
+    #[serde(default)]
+    pub relaxed_values: Option<String>,
 }
 
 /// A terminal: a list of spellings, or a table with `spell` and `token`.
@@ -129,6 +135,10 @@ pub struct StateSpec {
     /// Terminal name → transition.
     #[serde(default)]
     pub on: BTreeMap<String, TransitionSpec>,
+    /// After the first text read in this state, continue in this state (a
+    /// marker that only counts at the very start, such as a bare `thought\n`).
+    #[serde(default)]
+    pub then: Option<String>,
 }
 
 /// What plain text becomes.
@@ -171,6 +181,12 @@ pub struct ModeTable {
     /// `envelope`: a call without arguments is a call with `{}` (default: not a call).
     #[serde(default)]
     pub empty_args: bool,
+    /// `envelope`: objects are `{"NAME": {arguments}}` (the key is the name).
+    #[serde(default)]
+    pub keyed: bool,
+    /// `relaxed`: how bare values are read: `literal` (default) or `schema`.
+    #[serde(default)]
+    pub values: Option<String>,
 }
 
 /// A transition: a target state name, or a table.
