@@ -19,6 +19,8 @@
 
 mod args;
 mod envelope;
+mod pycalls;
+mod pyvalue;
 mod relaxed;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
@@ -47,6 +49,7 @@ enum ArgsW {
     Raw(RawJson),
     Params(Params),
     Relaxed(relaxed::Relaxed),
+    Py(pyvalue::PyArgs),
 }
 
 #[derive(Debug)]
@@ -73,6 +76,7 @@ pub(crate) struct Engine {
     next_index: usize,
     ids: IdGen,
     env: Option<Env>,
+    py: Option<pycalls::PyState>,
     /// Type forced on the next parameter by the transition that opens it.
     param_override: Option<crate::schema::ParamType>,
     set: Settings,
@@ -92,6 +96,7 @@ impl Engine {
             next_index: 0,
             ids,
             env: None,
+            py: None,
             param_override: None,
             set,
         };
@@ -142,6 +147,7 @@ impl Engine {
         match self.fmt.states[self.state as usize].mode {
             Mode::ParamValue => self.close_param(out),
             Mode::Envelope(_) => self.env_finish(out),
+            Mode::Pythonic(_) => self.py_finish(out),
             _ => {}
         }
         self.end_call(out);
@@ -277,6 +283,7 @@ impl Engine {
             Envelope,
             Relaxed,
             RelaxedStr,
+            Pythonic,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -289,6 +296,7 @@ impl Engine {
             Mode::Envelope(_) => K::Envelope,
             Mode::Relaxed(_) => K::Relaxed,
             Mode::RelaxedStr => K::RelaxedStr,
+            Mode::Pythonic(_) => K::Pythonic,
         };
         match kind {
             K::Content => out.content.push_str(s),
@@ -348,6 +356,12 @@ impl Engine {
                         r.str_text(s, o)
                     }
                 });
+            }
+            K::Pythonic => {
+                let fmt = Arc::clone(&self.fmt);
+                if let Mode::Pythonic(cfg) = &fmt.states[self.state as usize].mode {
+                    return self.py_text(cfg, s, out);
+                }
             }
             K::Envelope => {
                 let fmt = Arc::clone(&self.fmt);
@@ -438,6 +452,7 @@ impl Engine {
                 }
             }),
             Mode::Envelope(_) => self.env = Some(Env::default()),
+            Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
             _ => {}
         }
     }
@@ -453,6 +468,7 @@ impl Engine {
                 }
             }),
             Mode::Envelope(_) => self.env_finish(out),
+            Mode::Pythonic(_) => self.py_finish(out),
             _ => {}
         }
     }
@@ -525,6 +541,7 @@ impl Engine {
             ArgsW::Raw(r) => r.finish(o),
             ArgsW::Params(p) => p.finish(o),
             ArgsW::Relaxed(r) => r.finish(o),
+            ArgsW::Py(p) => p.finish(o),
         });
         self.call = None;
     }

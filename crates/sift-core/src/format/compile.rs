@@ -329,6 +329,17 @@ fn compile_mode(
                     keyed: t.keyed,
                 }))
             }
+            "pythonic" => {
+                let st = |n: &Option<String>| {
+                    let n = n.as_deref().unwrap_or("content");
+                    b.state(&spec.name, &if g == 1 { tool_state(n) } else { n.to_string() })
+                };
+                Mode::Pythonic(Box::new(PyCfg {
+                    bracketed: t.bracketed,
+                    done: st(&t.done)?,
+                    fail: st(&t.fail)?,
+                }))
+            }
             "relaxed" => match t.values.as_deref() {
                 None | Some("literal") => Mode::Relaxed(false),
                 Some("schema") => Mode::Relaxed(true),
@@ -389,6 +400,10 @@ fn check_reachable(f: &Format) -> Result<(), FormatError> {
         stack.extend(st.spellings.iter().map(|x| x.2.to));
         stack.extend(st.then);
         if let Mode::Envelope(e) = &st.mode {
+            stack.push(e.done);
+            stack.push(e.fail);
+        }
+        if let Mode::Pythonic(e) = &st.mode {
             stack.push(e.done);
             stack.push(e.fail);
         }

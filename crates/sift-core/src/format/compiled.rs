@@ -37,6 +37,15 @@ pub(crate) struct EnvelopeCfg {
     pub keyed: bool,
 }
 
+/// The pythonic calls kernel's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct PyCfg {
+    /// Calls must sit in one `[...]` list.
+    pub bracketed: bool,
+    pub done: StateId,
+    pub fail: StateId,
+}
+
 /// What plain text in a state becomes.
 #[derive(Debug, Clone)]
 pub(crate) enum Mode {
@@ -52,6 +61,8 @@ pub(crate) enum Mode {
     Relaxed(bool),
     /// Text between the relaxed notation's string delimiters.
     RelaxedStr,
+    /// Python call syntax.
+    Pythonic(Box<PyCfg>),
 }
 
 /// A transition's effect.

@@ -181,6 +181,9 @@ pub struct ModeTable {
     /// `envelope`: a call without arguments is a call with `{}` (default: not a call).
     #[serde(default)]
     pub empty_args: bool,
+    /// `pythonic`: the calls must sit in one `[...]` list.
+    #[serde(default)]
+    pub bracketed: bool,
     /// `envelope`: objects are `{"NAME": {arguments}}` (the key is the name).
     #[serde(default)]
     pub keyed: bool,
