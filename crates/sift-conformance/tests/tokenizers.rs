@@ -157,3 +157,25 @@ fn deepseek_v3_vocabulary_binds_tools_and_refuses_think_tokens() {
     let e = Registry::builtin().factory(Some("deepseek_r1"), None).unwrap().bind(&v).unwrap_err();
     assert_eq!(e, FormatError::MissingToken { marker: "</think>".into() });
 }
+
+#[test]
+fn gptoss_harmony_token_by_token() {
+    let v = load("gptoss");
+    let f = bound(&v, Some("openai_gptoss"), Some("openai"));
+    let req = Request { id_seed: Some(1), prompt: Some("<|start|>assistant".into()), ..Request::default() };
+    // A call on the analysis channel, a call with the recipient in the role
+    // header, then the final answer.
+    let text = "<|channel|>analysis<|message|>Look up both.<|end|>\
+<|start|>assistant<|channel|>analysis to=functions.lookup <|constrain|>json<|message|>{\"q\": \"a\"}<|call|>\
+<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"東京\"}<|call|>\
+<|start|>assistant<|channel|>final<|message|>Both done.<|return|>";
+    let one = f.parse(&req, text, Some(&v.encode(text).unwrap()));
+    assert_eq!(one.reasoning.as_deref(), Some("Look up both."));
+    assert_eq!(one.content.as_deref(), Some("Both done."));
+    let calls: Vec<_> = one.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect();
+    assert_eq!(calls, [("lookup", "{\"q\": \"a\"}"), ("get_weather", "{\"city\": \"東京\"}")]);
+    assert_eq!(token_stream(&f, &v, &req, text), one);
+    // Without a tool parser the recipient's messages are not calls.
+    let plain = bound(&v, Some("openai_gptoss"), None).parse(&req, text, None);
+    assert!(plain.tool_calls.is_empty());
+}

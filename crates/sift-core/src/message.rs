@@ -99,6 +99,19 @@ impl Delta {
         self.tool_calls.last_mut().expect("just pushed")
     }
 
+    /// Removes a trailing fragment that carries nothing (no id, name or text).
+    pub(crate) fn drop_empty_fragment(&mut self) {
+        if self
+            .tool_calls
+            .last()
+            .is_some_and(|c| c.id.is_none() && c.name.is_none() && c.arguments.is_empty())
+        {
+            if let Some(c) = self.tool_calls.pop() {
+                self.spare.push(c.arguments);
+            }
+        }
+    }
+
     /// Appends `other` after `self` (both deltas of one stream).
     pub fn append(&mut self, other: &Delta) {
         self.reasoning.push_str(&other.reasoning);

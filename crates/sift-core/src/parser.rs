@@ -175,7 +175,8 @@ impl ParserFactory {
             reasoning_effort: req.reasoning_effort.as_deref(),
             init: req.init_kwargs.as_ref(),
         };
-        let start = fmt.start_state(input, req.prompt.as_deref());
+        let prime = fmt.prompt_prime.then_some(req.prompt.as_deref()).flatten();
+        let start = fmt.start_state(input, if prime.is_some() { None } else { req.prompt.as_deref() });
         let set = Settings {
             include_reasoning: req.include_reasoning,
             suppress_calls: suppress,
@@ -183,7 +184,13 @@ impl ParserFactory {
             id_seed: req.id_seed,
             named,
         };
-        Parser { engine: Engine::new(Arc::clone(fmt), start, set), finished: false }
+        let mut engine = Engine::new(Arc::clone(fmt), start, set);
+        if let Some(p) = prime {
+            // The prompt's last turn, read and discarded: the output continues it.
+            let from = fmt.prompt_turns.iter().filter_map(|t| p.rfind(t.as_str())).max().unwrap_or(0);
+            engine.push(&p[from..], None, &mut Delta::default());
+        }
+        Parser { engine, finished: false }
     }
 
     /// One-shot: push everything, finish, fold.

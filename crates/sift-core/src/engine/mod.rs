@@ -32,6 +32,9 @@ use envelope::Env;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+/// Longest message header kept (harmony headers are a few dozen bytes).
+const MAX_HEADER: usize = 1024;
+
 /// Per-request switches the engine obeys.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
@@ -77,6 +80,8 @@ pub(crate) struct Engine {
     ids: IdGen,
     env: Option<Env>,
     py: Option<pycalls::PyState>,
+    /// The current message header (harmony).
+    hdr: String,
     /// Type forced on the next parameter by the transition that opens it.
     param_override: Option<crate::schema::ParamType>,
     set: Settings,
@@ -97,6 +102,7 @@ impl Engine {
             ids,
             env: None,
             py: None,
+            hdr: String::new(),
             param_override: None,
             set,
         };
@@ -284,6 +290,7 @@ impl Engine {
             Relaxed,
             RelaxedStr,
             Pythonic,
+            Header,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -297,6 +304,7 @@ impl Engine {
             Mode::Relaxed(_) => K::Relaxed,
             Mode::RelaxedStr => K::RelaxedStr,
             Mode::Pythonic(_) => K::Pythonic,
+            Mode::Header(_) => K::Header,
         };
         match kind {
             K::Content => out.content.push_str(s),
@@ -357,6 +365,13 @@ impl Engine {
                     }
                 });
             }
+            K::Header => {
+                self.record(s);
+                // Headers are short; a runaway one is cut, never grown without bound.
+                if self.hdr.len() + s.len() <= MAX_HEADER {
+                    self.hdr.push_str(s);
+                }
+            }
             K::Pythonic => {
                 let fmt = Arc::clone(&self.fmt);
                 if let Mode::Pythonic(cfg) = &fmt.states[self.state as usize].mode {
@@ -387,7 +402,10 @@ impl Engine {
         let suppress = self.set.suppress_calls;
         let Some(c) = &mut self.call else { return };
         match c.index {
-            Some(i) if !suppress => f(&mut c.args, &mut out.call_fragment(i).arguments),
+            Some(i) if !suppress => {
+                f(&mut c.args, &mut out.call_fragment(i).arguments);
+                out.drop_empty_fragment();
+            }
             Some(_) => {
                 let mut sink = String::new();
                 f(&mut c.args, &mut sink)
@@ -397,6 +415,11 @@ impl Engine {
     }
 
     fn apply(&mut self, tr: crate::format::compiled::Trans, marker: &str, out: &mut Delta) {
+        let tr = if tr.route { self.route(tr, out) } else { tr };
+        if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && tr.to == self.state {
+            // Markers inside a header separate its words.
+            self.hdr.push(' ');
+        }
         let from = self.state;
         if !tr.call && !tr.reprocess {
             self.record(marker);
@@ -419,6 +442,35 @@ impl Engine {
         if moves {
             self.enter(tr.to, out);
         }
+    }
+
+    /// Picks a header state's route; a call route opens a call to the
+    /// header's recipient.
+    fn route(
+        &mut self,
+        tr: crate::format::compiled::Trans,
+        out: &mut Delta,
+    ) -> crate::format::compiled::Trans {
+        let fmt = Arc::clone(&self.fmt);
+        let Mode::Header(h) = &fmt.states[self.state as usize].mode else { return tr };
+        let hdr = std::mem::take(&mut self.hdr);
+        // Call routes are off unless a tool grammar is composed.
+        let has_tools = fmt.has_tools;
+        let Some((_, to, call)) = h.routes.iter().find(|r| (has_tools || !r.2) && hdr.contains(r.0.as_str()))
+        else {
+            return crate::format::compiled::Trans { route: false, ..tr };
+        };
+        if *call {
+            let name = hdr.split(h.recipient.as_str()).nth(1).unwrap_or("");
+            let name = name.split(|c: char| c.is_whitespace() || c == '<').next().unwrap_or("");
+            let name = h.strip.iter().fold(name, |n, p| n.strip_prefix(p.as_str()).unwrap_or(n));
+            self.end_call(out);
+            if !name.is_empty() {
+                self.begin_call();
+                self.commit(name.to_string(), None, out);
+            }
+        }
+        crate::format::compiled::Trans { to: *to, route: false, ..tr }
     }
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {
@@ -453,6 +505,7 @@ impl Engine {
             }),
             Mode::Envelope(_) => self.env = Some(Env::default()),
             Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
+            Mode::Header(_) => self.hdr.clear(),
             _ => {}
         }
     }

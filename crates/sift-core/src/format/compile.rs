@@ -22,9 +22,14 @@ struct Builder {
 
 fn table(t: &TransitionSpec) -> TransitionTable {
     match t {
-        TransitionSpec::To(s) => {
-            TransitionTable { to: s.clone(), call: false, end: false, reprocess: false, param: None }
-        }
+        TransitionSpec::To(s) => TransitionTable {
+            to: s.clone(),
+            call: false,
+            end: false,
+            reprocess: false,
+            param: None,
+            route: false,
+        },
         TransitionSpec::Full(t) => t.clone(),
     }
 }
@@ -176,9 +181,10 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         };
         switches.push((key, v, b.state(&r.name, &rename(&s.state))?));
     }
-    let (mut prompt_turns, mut prompt_enter) = (vec![], vec![]);
+    let (mut prompt_turns, mut prompt_enter, mut prompt_prime) = (vec![], vec![], false);
     if let Some(p) = &r.prompt {
         prompt_turns = p.turn_start.clone();
+        prompt_prime = p.prime;
         for (tname, st) in &p.enter {
             let t = b.term(0, r, tname)?;
             let sid = b.state(&r.name, &rename(st))?;
@@ -207,6 +213,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 call: tt.call,
                 end: tt.end,
                 reprocess: tt.reprocess,
+                route: tt.route,
                 param: match tt.param.as_deref() {
                     None => None,
                     Some("string") => Some(crate::schema::ParamType::String),
@@ -225,7 +232,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr = Trans { to: me, call: false, end: false, reprocess: false, param: None };
+            let tr = Trans { to: me, call: false, end: false, reprocess: false, param: None, route: false };
             for sp in &b.terminals[d as usize].spellings {
                 spellings.push((sp.as_bytes().into(), d, tr));
             }
@@ -257,6 +264,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         switches,
         prompt_turns,
         prompt_enter,
+        prompt_prime,
         uncommitted,
         strip_when_none: policy.strip_when_none,
         has_tools: tools.is_some(),
@@ -327,6 +335,28 @@ fn compile_mode(
                     fail: st(&t.fail, "content")?,
                     empty_args: t.empty_args,
                     keyed: t.keyed,
+                }))
+            }
+            "header" => {
+                let mut routes = vec![];
+                for r in &t.routes {
+                    let name = if g == 1 { tool_state(&r.to) } else { r.to.clone() };
+                    match b.state_index.get(&name) {
+                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call)),
+                        // A call route into a state no composed grammar defines is off.
+                        None if r.call => {}
+                        None => {
+                            return Err(FormatError::UnknownState {
+                                format: spec.name.clone(),
+                                state: r.to.clone(),
+                            })
+                        }
+                    }
+                }
+                Mode::Header(Box::new(HeaderCfg {
+                    routes,
+                    recipient: t.recipient.clone().unwrap_or_else(|| "to=".into()),
+                    strip: t.strip.clone().unwrap_or_else(|| vec!["functions.".into()]),
                 }))
             }
             "pythonic" => {
@@ -406,6 +436,9 @@ fn check_reachable(f: &Format) -> Result<(), FormatError> {
         if let Mode::Pythonic(e) = &st.mode {
             stack.push(e.done);
             stack.push(e.fail);
+        }
+        if let Mode::Header(h) = &st.mode {
+            stack.extend(h.routes.iter().map(|r| r.1));
         }
     }
     match seen.iter().position(|s| !s) {

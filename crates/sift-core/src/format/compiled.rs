@@ -37,6 +37,15 @@ pub(crate) struct EnvelopeCfg {
     pub keyed: bool,
 }
 
+/// A header state's routing.
+#[derive(Debug, Clone)]
+pub(crate) struct HeaderCfg {
+    /// (text the header contains, target, is a call).
+    pub routes: Vec<(String, StateId, bool)>,
+    pub recipient: String,
+    pub strip: Vec<String>,
+}
+
 /// The pythonic calls kernel's settings.
 #[derive(Debug, Clone)]
 pub(crate) struct PyCfg {
@@ -63,6 +72,8 @@ pub(crate) enum Mode {
     RelaxedStr,
     /// Python call syntax.
     Pythonic(Box<PyCfg>),
+    /// A message header (harmony): collected, then routed.
+    Header(Box<HeaderCfg>),
 }
 
 /// A transition's effect.
@@ -74,6 +85,8 @@ pub(crate) struct Trans {
     pub reprocess: bool,
     /// Overrides the schema type of the parameter this transition opens.
     pub param: Option<crate::schema::ParamType>,
+    /// Choose the target by the header state's routes.
+    pub route: bool,
 }
 
 /// How the lexer finds candidate marker starts in one state.
@@ -187,6 +200,7 @@ pub struct Format {
     pub(crate) switches: Vec<(SwitchKey, serde_json::Value, StateId)>,
     pub(crate) prompt_turns: Vec<String>,
     pub(crate) prompt_enter: Vec<(String, StateId)>,
+    pub(crate) prompt_prime: bool,
     pub(crate) uncommitted: Uncommitted,
     pub(crate) strip_when_none: bool,
     pub(crate) has_tools: bool,

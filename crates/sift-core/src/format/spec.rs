@@ -123,7 +123,12 @@ pub struct PromptSpec {
     #[serde(default)]
     pub turn_start: Vec<String>,
     /// Terminal name → the state the output starts in when it is the prompt's last marker.
+    #[serde(default)]
     pub enter: BTreeMap<String, String>,
+    /// Run the prompt's last turn (from its turn start) through the parser,
+    /// discarding the output, so the output starts where the prompt left off.
+    #[serde(default)]
+    pub prime: bool,
 }
 
 /// One state.
@@ -181,6 +186,16 @@ pub struct ModeTable {
     /// `envelope`: a call without arguments is a call with `{}` (default: not a call).
     #[serde(default)]
     pub empty_args: bool,
+    /// `header`: where a message goes, by what its header says (first match wins).
+    #[serde(default)]
+    pub routes: Vec<RouteSpec>,
+    /// `header`: the text that introduces a call's recipient (default `to=`).
+    #[serde(default)]
+    pub recipient: Option<String>,
+    /// `header`: prefixes removed from the recipient to get the function name
+    /// (default `functions.`).
+    #[serde(default)]
+    pub strip: Option<Vec<String>>,
     /// `pythonic`: the calls must sit in one `[...]` list.
     #[serde(default)]
     pub bracketed: bool,
@@ -190,6 +205,21 @@ pub struct ModeTable {
     /// `relaxed`: how bare values are read: `literal` (default) or `schema`.
     #[serde(default)]
     pub values: Option<String>,
+}
+
+/// A header route: a header containing `contains` sends the message to `to`;
+/// with `call`, the message is a tool call to the header's recipient (such a
+/// route exists only when a tool parser is composed).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    /// Text the header must contain.
+    pub contains: String,
+    /// The state the message goes to.
+    pub to: String,
+    /// The message is a call to the recipient.
+    #[serde(default)]
+    pub call: bool,
 }
 
 /// A transition: a target state name, or a table.
@@ -217,6 +247,9 @@ pub struct TransitionTable {
     /// Do not consume the marker: read it again in the target state.
     #[serde(default)]
     pub reprocess: bool,
+    /// Leave a `header` state by its routes (`to` is the default).
+    #[serde(default)]
+    pub route: bool,
     /// The next parameter's type, overriding the tool schema: `string` or
     /// `json` (DSML's `string="true|false"` attribute).
     #[serde(default)]
