@@ -124,4 +124,29 @@ for name in $NAMES; do
     fetched+=("$name")
 done
 
+# Real chat templates: llama.cpp's models/templates/, shipped in the
+# llama-cpp-python sdist (PyPI). The archive is pinned; the templates are
+# extracted once into $ASSETS/templates (a stamp file records the pin).
+TEMPLATES_SPEC="llama-cpp-python==0.3.36"
+TEMPLATES_SHA="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+TEMPLATES_DIR="$(dirname "$DEST")/templates"
+if [[ "$(cat "$TEMPLATES_DIR/.pin" 2>/dev/null)" != "$TEMPLATES_SHA" ]]; then
+    # --no-binary for this package only: its build tools come as wheels, so
+    # only metadata is prepared, nothing is compiled.
+    pip download --quiet --no-deps --no-binary llama-cpp-python -d "$TMP/sdist" "$TEMPLATES_SPEC" >/dev/null \
+        || die "pip download $TEMPLATES_SPEC failed"
+    archive="$(ls "$TMP"/sdist/*.tar.gz | head -n1)"
+    got="$(sha256sum "$archive" | cut -d' ' -f1)"
+    [[ "$got" == "$TEMPLATES_SHA" ]] || die "sha256 mismatch for $archive: expected $TEMPLATES_SHA, got $got"
+    mkdir -p "$TMP/tpl"
+    tar -xzf "$archive" -C "$TMP/tpl" --wildcards '*/vendor/llama.cpp/models/templates/*'
+    rm -rf "$TEMPLATES_DIR"
+    mkdir -p "$TEMPLATES_DIR"
+    cp "$TMP"/tpl/*/vendor/llama.cpp/models/templates/*.jinja "$TEMPLATES_DIR"/
+    echo "$TEMPLATES_SHA" > "$TEMPLATES_DIR/.pin"
+    fetched+=("templates")
+else
+    kept+=("templates")
+fi
+
 echo "fetch-assets: $DEST: fetched ${#fetched[@]} (${fetched[*]:-none}), already present ${#kept[@]} (${kept[*]:-none}); all sha256 verified"
