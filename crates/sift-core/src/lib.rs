@@ -29,6 +29,6 @@ pub use error::FormatError;
 pub use format::{Format, FormatSpec, MAX_MARKER_LEN};
 pub use message::{Delta, Folder, Message, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};
-pub use registry::Registry;
+pub use registry::{Detection, Registry};
 pub use schema::{ParamType, Tools};
 pub use token::{ReasoningCounter, Vocab};

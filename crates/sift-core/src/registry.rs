@@ -91,3 +91,49 @@ impl Registry {
         ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))
     }
 }
+
+/// What [`Registry::detect`] found in a chat template.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Detection {
+    /// The reasoning parser that fits, if one does.
+    pub reasoning: Option<String>,
+    /// The tool parser that fits, if one does.
+    pub tools: Option<String>,
+    /// Other names that fit as well but less specifically (for the report).
+    pub also: Vec<String>,
+}
+
+impl Registry {
+    /// Names the reasoning and tool parsers whose `detect` markers all appear
+    /// in `template` (a chat template, plus the tokenizer's added tokens if
+    /// the caller appends them) and whose `detect_not` markers do not. The
+    /// most specific fit wins (the most marker text); a tie is "cannot tell".
+    pub fn detect(&self, template: &str) -> Detection {
+        let pick = |map: &BTreeMap<String, Arc<FormatSpec>>, also: &mut Vec<String>| {
+            let mut fits: Vec<(usize, &str)> = vec![];
+            for (name, spec) in map {
+                // Each file once, under its own name.
+                if name != &spec.name || spec.detect.is_empty() {
+                    continue;
+                }
+                if spec.detect.iter().all(|m| template.contains(m.as_str()))
+                    && !spec.detect_not.iter().any(|m| template.contains(m.as_str()))
+                {
+                    fits.push((spec.detect.iter().map(String::len).sum(), name));
+                }
+            }
+            fits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+            let best = match fits.as_slice() {
+                [] => None,
+                [a, b, ..] if a.0 == b.0 => None,
+                [a, ..] => Some(a.1.to_string()),
+            };
+            also.extend(fits.iter().map(|f| f.1.to_string()).filter(|n| Some(n) != best.as_ref()));
+            best
+        };
+        let mut also = vec![];
+        let reasoning = pick(&self.reasoning, &mut also);
+        let tools = pick(&self.tools, &mut also);
+        Detection { reasoning, tools, also }
+    }
+}

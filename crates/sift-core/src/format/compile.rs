@@ -124,6 +124,8 @@ fn content_spec() -> FormatSpec {
         entry: None,
         calls: CallPolicy::default(),
         relaxed_values: None,
+        detect: vec![],
+        detect_not: vec![],
     }
 }
 

@@ -57,6 +57,13 @@ pub struct FormatSpec {
     /// Tool formats: call policies.
     #[serde(default)]
     pub calls: CallPolicy,
+    /// Auto-detection: texts that must all appear in a model's chat template
+    /// (or its added tokens) for this format to fit it.
+    #[serde(default)]
+    pub detect: Vec<String>,
+    /// Auto-detection: texts that must not appear.
+    #[serde(default)]
+    pub detect_not: Vec<String>,
     /// Reasoning formats: how `relaxed` tool bodies composed with this
     /// grammar read bare values (`literal` or `schema`), overriding the tool
     /// format's own choice. vLLM's unified engines type them by schema where
