@@ -26,7 +26,7 @@ pub enum FormatError {
         /// The missing terminal.
         terminal: String,
     },
-    /// Two terminals active in one state where one spelling is a prefix of the other.
+    /// Two terminals active in one state with the same spelling.
     Ambiguous {
         /// The state.
         state: String,

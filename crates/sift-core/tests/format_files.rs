@@ -74,7 +74,7 @@ name = "bad"
 kind = "reasoning"
 [terminals]
 a = ["<tool>"]
-b = ["<tool>x"]
+b = ["<call>", "<tool>"]
 [states.content]
 text = "content"
 on.a = "content"

@@ -90,9 +90,19 @@ proptest! {
         picks in prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), 0u8..4), 0..40),
         cuts in prop::collection::vec(0usize..400, 0..20),
         choice in 0u8..5,
+        pick in any::<prop::sample::Index>(),
     ) {
         let tools = tools();
-        for pair in pairs() {
+        // Every case runs one random reasoning grammar with every tool grammar
+        // and one random tool grammar with every reasoning grammar, so all
+        // pairs are covered over the run without a quadratic cost per case.
+        let all = pairs();
+        let anchor = &all[pick.index(all.len())];
+        let (ar, at) = anchor.factory.format().name().split_once('+').expect("r+t");
+        for pair in all.iter().filter(|p| {
+            let (r, t) = p.factory.format().name().split_once('+').expect("r+t");
+            r == ar || t == at
+        }) {
             let mut text = String::new();
             for (i, ch, kind) in &picks {
                 match kind {

@@ -176,12 +176,14 @@ impl Engine {
                         let (id_mode, pending) = (self.id_mode, &self.pending);
                         let skip =
                             |t: TermId| id_mode && fmt.terminals[t as usize].token && !pending.contains(&t);
+                        let full = |k: usize| {
+                            let (sp, t, tr) = &st.spellings[k];
+                            Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token))
+                        };
                         Some(match st.probe(&bytes[p..], skip) {
-                            Probe::Full(k) => {
-                                let (sp, t, tr) = &st.spellings[k];
-                                (p, Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token)), false)
-                            }
-                            Probe::Partial => (p, None, true),
+                            Probe::Full(k) => (p, full(k), false),
+                            Probe::Partial(Some(k)) if at_end => (p, full(k), false),
+                            Probe::Partial(_) => (p, None, true),
                             Probe::No => (p, None, false),
                         })
                     }

@@ -236,7 +236,11 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             }
             let tr = Trans { to: me, call: false, end: false, reprocess: false, param: None, route: false };
             for sp in &b.terminals[d as usize].spellings {
-                spellings.push((sp.as_bytes().into(), d, tr));
+                // Both grammars may drop the same token: one entry is enough,
+                // and a spelling the state already acts on keeps its action.
+                if !spellings.iter().any(|(s, _, _)| **s == *sp.as_bytes()) {
+                    spellings.push((sp.as_bytes().into(), d, tr));
+                }
             }
         }
         check_ambiguous(sname, &spellings)?;
@@ -385,7 +389,9 @@ fn compile_mode(
 fn check_ambiguous(state: &str, sp: &[(Box<[u8]>, TermId, Trans)]) -> Result<(), FormatError> {
     for (i, a) in sp.iter().enumerate() {
         for b in &sp[i + 1..] {
-            if a.1 != b.1 && (a.0.starts_with(&b.0) || b.0.starts_with(&a.0)) {
+            // A spelling that extends another is resolved by leftmost-longest
+            // matching; the same spelling for two terminals cannot be.
+            if a.1 != b.1 && a.0 == b.0 {
                 return Err(FormatError::Ambiguous {
                     state: state.to_string(),
                     first: String::from_utf8_lossy(&a.0).into_owned(),

@@ -138,8 +138,9 @@ impl State {
 pub(crate) enum Probe {
     /// A full match of spelling `idx`.
     Full(usize),
-    /// The rest of the input is a proper prefix of some spelling.
-    Partial,
+    /// The rest of the input is a proper prefix of some spelling; the
+    /// shorter spelling that fully matches, if any, applies at the end.
+    Partial(Option<usize>),
     /// No spelling starts here.
     No,
 }
@@ -149,20 +150,26 @@ impl State {
     /// full match (a token terminal whose id has not been seen).
     #[inline]
     pub fn probe(&self, rest: &[u8], skip: impl Fn(TermId) -> bool) -> Probe {
+        // Leftmost-longest: the longest full match wins, and while a longer
+        // spelling could still match (`` ``` `` vs `` ```json ``) the text is held.
         let mut partial = false;
+        let mut best: Option<usize> = None;
         for (i, (sp, t, _)) in self.spellings.iter().enumerate() {
             if rest.len() >= sp.len() {
-                if rest.starts_with(sp) && !skip(*t) {
-                    return Probe::Full(i);
+                if rest.starts_with(sp)
+                    && !skip(*t)
+                    && best.is_none_or(|b| self.spellings[b].0.len() < sp.len())
+                {
+                    best = Some(i);
                 }
             } else if sp.starts_with(rest) {
                 partial = true;
             }
         }
-        if partial {
-            Probe::Partial
-        } else {
-            Probe::No
+        match (partial, best) {
+            (true, fallback) => Probe::Partial(fallback),
+            (false, Some(i)) => Probe::Full(i),
+            (false, None) => Probe::No,
         }
     }
 }
