@@ -3,6 +3,9 @@
 //! - `sift parse` prints the parsed message of one model output (or, with
 //!   `--stream`, one delta per line and then the folded message);
 //! - `sift parse --jsonl FILE` answers conformance cases line by line;
+//! - `sift parse --request FILE` answers a Chat Completions request with a
+//!   given model output, as a server would (one-shot JSON, or with
+//!   `--stream` the SSE stream), in `--api chat|responses|anthropic`;
 //! - `sift parsers` lists the registered parser names.
 
 use anyhow::{bail, Context, Result};
@@ -15,6 +18,8 @@ use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod request;
+
 #[derive(Clap)]
 #[command(name = "sift", version, about = "Split LLM output into reasoning, content and tool calls")]
 struct Cli {
@@ -25,7 +30,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Parse a model output (or a JSONL file of conformance cases).
-    Parse(ParseArgs),
+    Parse(Box<ParseArgs>),
     /// List the registered parser names.
     Parsers,
 }
@@ -59,6 +64,13 @@ struct ParseArgs {
     /// Extra format files (TOML) to register before parsing.
     #[arg(long = "format-file")]
     format_files: Vec<PathBuf>,
+    /// A JSON file `{"request": {...}, "output": "...", ...}`: answer the
+    /// Chat Completions request with that model output (see `request::File`).
+    #[arg(long)]
+    request: Option<PathBuf>,
+    /// The output dialect with `--request`: chat, responses or anthropic.
+    #[arg(long, default_value = "chat")]
+    api: sift_protocol::Api,
     /// The model output (a file, or `-` / nothing for standard input).
     input: Option<PathBuf>,
 }
@@ -78,7 +90,7 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Parse(a) => parse(a),
+        Cmd::Parse(a) => parse(*a),
     }
 }
 
@@ -93,6 +105,9 @@ fn registry(files: &[PathBuf]) -> Result<Registry> {
 
 fn parse(a: ParseArgs) -> Result<()> {
     let reg = registry(&a.format_files)?;
+    if let Some(path) = &a.request {
+        return request::run(&reg, path, &a);
+    }
     if let Some(path) = &a.jsonl {
         return jsonl(reg, path, a.tokenizers.clone());
     }

@@ -64,6 +64,8 @@ struct OpenCall {
     args: ArgsW,
     /// Arguments written before the call committed.
     early_args: String,
+    /// A deferred call's name and id: it is emitted whole when it closes.
+    deferred: Option<(String, Option<String>)>,
 }
 
 /// The per-request state.
@@ -536,6 +538,7 @@ impl Engine {
             param_key: String::new(),
             args: ArgsW::None,
             early_args: String::new(),
+            deferred: None,
         });
     }
 
@@ -566,6 +569,11 @@ impl Engine {
     /// Gives the open call its index and emits its first fragment.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
         let Some(c) = &mut self.call else { return };
+        if self.fmt.defer_calls {
+            c.name.clone_from(&name);
+            c.deferred = Some((name, id));
+            return;
+        }
         let index = self.next_index;
         self.next_index += 1;
         c.index = Some(index);
@@ -582,8 +590,36 @@ impl Engine {
         c.early_args.clear();
     }
 
+    /// Ends the open call. A deferred call is emitted only now, and only when
+    /// its arguments are whole.
     fn end_call(&mut self, out: &mut Delta) {
-        let Some(c) = &self.call else { return };
+        let Some(c) = &mut self.call else { return };
+        if c.index.is_none() && c.deferred.is_some() {
+            let mut c = self.call.take().expect("open call");
+            let valid = match &c.args {
+                ArgsW::Relaxed(r) => r.valid(),
+                ArgsW::Raw(r) => r.complete(),
+                _ => true,
+            };
+            if !valid || self.set.suppress_calls {
+                return;
+            }
+            let (name, id) = c.deferred.take().expect("deferred");
+            let index = self.next_index;
+            self.next_index += 1;
+            let f = out.call_fragment(index);
+            f.id = Some(id.unwrap_or_else(|| self.ids.next()));
+            f.name = Some(name);
+            f.arguments.push_str(&c.early_args);
+            match &mut c.args {
+                ArgsW::None => f.arguments.push_str("{}"),
+                ArgsW::Raw(r) => r.finish(&mut f.arguments),
+                ArgsW::Params(p) => p.finish(&mut f.arguments),
+                ArgsW::Relaxed(r) => r.finish(&mut f.arguments),
+                ArgsW::Py(p) => p.finish(&mut f.arguments),
+            }
+            return;
+        }
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
             if self.fmt.uncommitted == Uncommitted::Content {
@@ -604,7 +640,7 @@ impl Engine {
     fn open_param(&mut self, out: &mut Delta) {
         let tools = Arc::clone(&self.set.tools);
         let Some(c) = &mut self.call else { return };
-        if c.index.is_none() {
+        if c.index.is_none() && c.deferred.is_none() {
             return;
         }
         if matches!(c.args, ArgsW::None) {

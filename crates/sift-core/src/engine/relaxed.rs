@@ -52,6 +52,8 @@ pub(crate) struct Relaxed {
     bare: String,
     in_string: bool,
     key_string: bool,
+    /// Text after the body closed.
+    junk: bool,
 }
 
 impl Relaxed {
@@ -67,6 +69,7 @@ impl Relaxed {
             bare: String::new(),
             in_string: false,
             key_string: false,
+            junk: false,
         }
     }
 
@@ -203,7 +206,7 @@ impl Relaxed {
                     '}' | ']' => self.close(out),
                     _ => {}
                 },
-                St::Done => {}
+                St::Done => self.junk |= !ws,
             }
         }
     }
@@ -243,6 +246,11 @@ impl Relaxed {
         } else if std::mem::take(&mut self.key_string) {
             self.st = St::InKey;
         }
+    }
+
+    /// The body closed properly, with nothing after it.
+    pub fn valid(&self) -> bool {
+        self.st == St::Done && !self.junk
     }
 
     /// Completes the JSON.

@@ -274,6 +274,10 @@ pub struct CallPolicy {
     /// the format's markup as content (false, default).
     #[serde(default)]
     pub strip_when_none: bool,
+    /// Emit a call only once it ends with its arguments whole (a truncated
+    /// or malformed call is dropped), at the cost of not streaming them.
+    #[serde(default)]
+    pub defer: bool,
 }
 
 impl FormatSpec {

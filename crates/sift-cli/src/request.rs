@@ -1,0 +1,187 @@
+//! `sift parse --request FILE`: answer a Chat Completions request with a
+//! given model output, the way the server would — request checks, the
+//! protocol rules, and one of three output dialects.
+//!
+//! The file is one JSON object:
+//!
+//! ```json
+//! {
+//!   "reasoning_parser": "qwen3",          // vLLM names; --reasoning-parser / --tool-call-parser win
+//!   "tool_call_parser": "qwen3_coder",
+//!   "request": { "messages": [...], "tools": [...], "stream": true, ... },
+//!   "output": "model output text",        // or "output_file" (relative to FILE), or "deltas": ["…", …]
+//!   "finish_reason": "stop",              // the engine's: stop (default), length, abort
+//!   "prompt": "…", "prompt_tokens": 0,    // optional: rendered prompt (end) and its size
+//!   "id": "chatcmpl-…", "created": 0,     // optional: fixed response id and time
+//!   "id_seed": 1,                          // optional: reproducible call ids
+//!   "reasoning_field": "reasoning"         // or "reasoning_content"
+//! }
+//! ```
+//!
+//! Without `--stream` (and without `"stream": true` in the request) the
+//! one-shot response is printed as JSON; otherwise the SSE stream, cut in
+//! 4-byte deltas (or the file's `deltas`, or token by token with
+//! `--tokenizer`). A request the checks refuse prints the OpenAI error body
+//! and exits with status 1.
+
+use crate::{stream_chunks, ParseArgs};
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use serde_json::Value;
+use sift_core::Registry;
+use sift_protocol::{
+    complete, ChatCompletionRequest, FinishReason, IdStyle, Options, ReasoningField, ResponseMeta, Session,
+};
+use sift_tokenizers::TokenizerView;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The request file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    request: Value,
+    #[serde(default)]
+    output: Option<String>,
+    #[serde(default)]
+    output_file: Option<PathBuf>,
+    #[serde(default)]
+    deltas: Option<Vec<String>>,
+    #[serde(default)]
+    reasoning_parser: Option<String>,
+    #[serde(default)]
+    tool_call_parser: Option<String>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    created: Option<u64>,
+    #[serde(default)]
+    id_seed: Option<u64>,
+    #[serde(default)]
+    reasoning_field: Option<String>,
+}
+
+fn output_of(file: &File, dir: &Path) -> Result<String> {
+    match (&file.output, &file.output_file, &file.deltas) {
+        (Some(o), None, None) => Ok(o.clone()),
+        (None, Some(p), None) => {
+            let p = dir.join(p);
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+        }
+        (None, None, Some(d)) => Ok(d.concat()),
+        _ => bail!("the request file needs exactly one of `output`, `output_file`, `deltas`"),
+    }
+}
+
+/// Runs `sift parse --request`.
+pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let file: File =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a request file", path.display()))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let output = output_of(&file, dir)?;
+    let reasoning = a.reasoning_parser.clone().or(file.reasoning_parser.clone());
+    let tools = a.tool_call_parser.clone().or(file.tool_call_parser.clone());
+    let engine = match file.finish_reason.as_deref() {
+        None => FinishReason::Stop,
+        Some(s) => FinishReason::parse(s).with_context(|| format!("unknown finish_reason `{s}`"))?,
+    };
+    let field = match file.reasoning_field.as_deref() {
+        None | Some("reasoning") => ReasoningField::Reasoning,
+        Some("reasoning_content") => ReasoningField::ReasoningContent,
+        Some(other) => bail!("unknown reasoning_field `{other}`"),
+    };
+
+    let mut body = file.request.clone();
+    if a.stream {
+        body["stream"] = Value::Bool(true);
+    }
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    let checked = ChatCompletionRequest::from_value(body).and_then(|r| r.check());
+    let mut req = match checked {
+        Ok(r) => r,
+        Err(e) => {
+            serde_json::to_writer_pretty(&mut out, &e.to_json())?;
+            writeln!(out)?;
+            out.flush()?;
+            std::process::exit(1);
+        }
+    };
+    req.prompt = file.prompt.clone();
+    req.id_seed = file.id_seed;
+
+    let mut factory = reg.factory(reasoning.as_deref(), tools.as_deref())?;
+    let view = match &a.tokenizer {
+        Some(p) => {
+            let v = TokenizerView::from_file(p)?;
+            factory = factory.bind(&v)?;
+            Some(v)
+        }
+        None => None,
+    };
+    let ids = match &view {
+        Some(v) => Some(v.encode(&output)?),
+        None => None,
+    };
+    let opts = Options {
+        id_style: IdStyle::for_tool_parser(tools.as_deref()),
+        reasoning_field: field,
+        ..Options::default()
+    };
+    let prefix = match a.api {
+        sift_protocol::Api::Chat => "chatcmpl",
+        sift_protocol::Api::Responses => "resp",
+        sift_protocol::Api::Anthropic => "msg",
+    };
+    let meta = ResponseMeta {
+        id: file.id.clone().unwrap_or_else(|| format!("{prefix}-sift")),
+        model: req.model.clone().unwrap_or_else(|| "sift".into()),
+        created: file.created.unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+        }),
+        prompt_tokens: file.prompt_tokens.unwrap_or(0),
+    };
+
+    if !req.stream {
+        let v = complete(a.api, &factory, &req, &meta, &opts, &output, ids.as_deref(), engine);
+        serde_json::to_writer_pretty(&mut out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let mut s = Session::new(a.api, &factory, &req, &meta, &opts);
+    let mut emit = |frames: Vec<String>| -> Result<()> {
+        for f in frames {
+            out.write_all(f.as_bytes())?;
+        }
+        Ok(())
+    };
+    match (&view, &ids) {
+        (Some(v), Some(ids)) => {
+            let mut det = v.detokenizer();
+            for &id in ids {
+                let t = det.push(id).unwrap_or_default();
+                emit(s.push(&t, Some(&[id]), None))?;
+            }
+            let rest = det.finish();
+            emit(s.finish_with(&rest, Some(&[]), None, engine))?;
+        }
+        _ => {
+            let deltas: Vec<&str> = match &file.deltas {
+                Some(d) => d.iter().map(String::as_str).collect(),
+                None => stream_chunks(&output, Some(4)),
+            };
+            for d in deltas {
+                emit(s.push(d, None, None))?;
+            }
+            emit(s.finish(engine))?;
+        }
+    }
+    Ok(())
+}
