@@ -248,6 +248,12 @@ impl Parser {
         f.finish()
     }
 
+    /// Whether the output is inside reasoning right now (for a
+    /// [`crate::ReasoningCounter`] started mid-stream).
+    pub fn in_reasoning(&self) -> bool {
+        self.engine.in_reasoning()
+    }
+
     /// The engine's current state name (diagnostics).
     pub fn state(&self) -> &str {
         self.engine.state_name()

@@ -113,15 +113,22 @@ impl Engine {
         e
     }
 
+    /// Whether text now goes to reasoning.
+    pub fn in_reasoning(&self) -> bool {
+        matches!(self.fmt.states[self.state as usize].mode, Mode::Reasoning)
+    }
+
     /// The current state's name (for diagnostics and tests).
     pub fn state_name(&self) -> &str {
         &self.fmt.states[self.state as usize].name
     }
 
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
-        if let Some(ids) = ids {
+        // Ids only matter to a format bound to a vocabulary; an unbound one
+        // keeps matching markers by text.
+        if let Some(ids) = ids.filter(|_| !self.fmt.token_ids.is_empty()) {
             self.id_mode = true;
-            if !self.fmt.token_ids.is_empty() {
+            {
                 for id in ids {
                     if let Some(&t) = self.fmt.token_ids.get(id) {
                         self.pending.push_back(t);

@@ -228,6 +228,11 @@ impl Format {
         self.has_tools
     }
 
+    /// Whether special-token markers are bound to a vocabulary's ids.
+    pub fn is_bound(&self) -> bool {
+        !self.token_ids.is_empty()
+    }
+
     /// Every marker spelling the format knows.
     pub fn spellings(&self) -> impl Iterator<Item = &str> {
         self.terminals.iter().flat_map(|t| t.spellings.iter().map(|s| &**s))
