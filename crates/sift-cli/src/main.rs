@@ -6,7 +6,9 @@
 //! - `sift parse --request FILE` answers a Chat Completions request with a
 //!   given model output, as a server would (one-shot JSON, or with
 //!   `--stream` the SSE stream), in `--api chat|responses|anthropic`;
-//! - `sift parsers` lists the registered parser names.
+//! - `sift parsers` lists the registered parser names;
+//! - `sift detect PATH` names the parsers that fit a chat template or a
+//!   `tokenizer_config.json` (`--reasoning-parser auto` uses it too).
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser as Clap, Subcommand};
@@ -18,6 +20,7 @@ use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod detect;
 mod request;
 
 #[derive(Clap)]
@@ -33,6 +36,15 @@ enum Cmd {
     Parse(Box<ParseArgs>),
     /// List the registered parser names.
     Parsers,
+    /// Name the reasoning and tool parsers that fit a chat template
+    /// (a template file, or a tokenizer_config.json).
+    Detect {
+        /// The template or tokenizer_config.json.
+        path: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -71,6 +83,10 @@ struct ParseArgs {
     /// The output dialect with `--request`: chat, responses or anthropic.
     #[arg(long, default_value = "chat")]
     api: sift_protocol::Api,
+    /// The chat template (or tokenizer_config.json) that `auto` parser names
+    /// are detected from; default: the tokenizer_config.json beside --tokenizer.
+    #[arg(long)]
+    chat_template: Option<PathBuf>,
     /// The model output (a file, or `-` / nothing for standard input).
     input: Option<PathBuf>,
 }
@@ -91,6 +107,11 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Parse(a) => parse(*a),
+        Cmd::Detect { path, json } => {
+            let d = detect::detect(Registry::builtin(), &path)?;
+            detect::print(&d, json);
+            Ok(())
+        }
     }
 }
 
@@ -103,8 +124,11 @@ fn registry(files: &[PathBuf]) -> Result<Registry> {
     Ok(r)
 }
 
-fn parse(a: ParseArgs) -> Result<()> {
+fn parse(mut a: ParseArgs) -> Result<()> {
     let reg = registry(&a.format_files)?;
+    let source = detect::template_source(a.chat_template.as_deref(), a.tokenizer.as_deref());
+    (a.reasoning_parser, a.tool_call_parser) =
+        detect::resolve(&reg, a.reasoning_parser.take(), a.tool_call_parser.take(), source)?;
     if let Some(path) = &a.request {
         return request::run(&reg, path, &a);
     }
