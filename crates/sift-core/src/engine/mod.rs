@@ -137,6 +137,15 @@ impl Engine {
             }
         }
         if self.held.is_empty() {
+            // The common delta: plain text with no marker's first byte in it.
+            let st = &self.fmt.states[self.state as usize];
+            if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
+                match st.mode {
+                    Mode::Content => return out.content.push_str(text),
+                    Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
+                    _ => {}
+                }
+            }
             self.lex(text, false, out);
         } else {
             let mut buf = std::mem::take(&mut self.scratch);
