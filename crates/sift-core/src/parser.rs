@@ -157,7 +157,12 @@ impl ParserFactory {
         let has_tools = self.native.has_tools();
         let mut suppress = false;
         let mut named = None;
+        let native = self.native.calls.native_required && has_tools;
+        if self.native.calls.need_tools && req.tools.is_empty() && has_tools {
+            suppress = true;
+        }
         let fmt = match &req.tool_choice {
+            ToolChoice::Required | ToolChoice::Named(_) if native => &self.native,
             ToolChoice::Required => &self.required,
             ToolChoice::Named(n) => {
                 named = Some(n.clone());

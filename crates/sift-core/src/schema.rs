@@ -133,6 +133,11 @@ pub fn convert_value(text: &str, ty: ParamType, out: &mut String) {
             }
             Err(_) => false,
         },
+        // An integer keeps its exact digits, however large.
+        ParamType::Number if t.parse::<i128>().is_ok() => {
+            out.push_str(t.strip_prefix('+').unwrap_or(t));
+            true
+        }
         ParamType::Number => match t.parse::<f64>() {
             Ok(x) if x.is_finite() => {
                 if x.fract() == 0.0 && x.abs() < 1e15 && !t.contains(['e', 'E']) {

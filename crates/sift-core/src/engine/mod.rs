@@ -160,7 +160,14 @@ impl Engine {
 
     pub fn finish(&mut self, out: &mut Delta) {
         let held = std::mem::take(&mut self.held);
-        self.lex(&held, true, out);
+        if self.fmt.calls.drop_unfinished_marker {
+            // The held tail is a marker the output stopped in the middle of.
+            let keep =
+                self.fmt.states[self.state as usize].find_candidate(held.as_bytes()).unwrap_or(held.len());
+            self.lex(&held[..keep], true, out);
+        } else {
+            self.lex(&held, true, out);
+        }
         // Markers whose ids came but whose text never did.
         while let Some(t) = self.pending.pop_front() {
             let st = &self.fmt.states[self.state as usize];
@@ -169,6 +176,7 @@ impl Engine {
             }
         }
         match self.fmt.states[self.state as usize].mode {
+            Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
             Mode::ParamValue => self.close_param(out),
             Mode::Envelope(_) => self.env_finish(out),
             Mode::Pythonic(_) => self.py_finish(out),
@@ -584,6 +592,10 @@ impl Engine {
 
     /// Gives the open call its index and emits its first fragment.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
+        if self.fmt.calls.known_names_only && !self.set.tools.names().iter().any(|n| *n == name) {
+            // Not a declared function: the call stays uncommitted (content or dropped).
+            return;
+        }
         let Some(c) = &mut self.call else { return };
         if self.fmt.defer_calls {
             c.name.clone_from(&name);
@@ -618,6 +630,9 @@ impl Engine {
                 _ => true,
             };
             if !valid || self.set.suppress_calls {
+                if !valid && self.fmt.uncommitted == Uncommitted::Content {
+                    out.content.push_str(&c.raw);
+                }
                 return;
             }
             let (name, id) = c.deferred.take().expect("deferred");

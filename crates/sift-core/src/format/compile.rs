@@ -274,6 +274,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         uncommitted,
         strip_when_none: policy.strip_when_none,
         defer_calls: policy.defer,
+        calls: policy.clone(),
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
         reasoning_markers: (find("think_start"), find("think_end")),

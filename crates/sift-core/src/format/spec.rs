@@ -275,9 +275,26 @@ pub struct CallPolicy {
     #[serde(default)]
     pub strip_when_none: bool,
     /// Emit a call only once it ends with its arguments whole (a truncated
-    /// or malformed call is dropped), at the cost of not streaming them.
+    /// or malformed call is dropped, or kept as content per `uncommitted`),
+    /// at the cost of not streaming them.
     #[serde(default)]
     pub defer: bool,
+    /// A call whose name is still open when the output ends is a call.
+    #[serde(default)]
+    pub commit_open_name: bool,
+    /// A marker left unfinished at the end of the output is dropped, not text.
+    #[serde(default)]
+    pub drop_unfinished_marker: bool,
+    /// `tool_choice: required` or a named function are written in the
+    /// family's own format (vLLM's `supports_required_and_named = false`).
+    #[serde(default)]
+    pub native_required: bool,
+    /// A request without tools gets no calls (the markup is removed).
+    #[serde(default)]
+    pub need_tools: bool,
+    /// A call to a function the request did not declare is not a call.
+    #[serde(default)]
+    pub known_names_only: bool,
 }
 
 impl FormatSpec {
