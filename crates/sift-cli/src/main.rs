@@ -36,6 +36,31 @@ enum Cmd {
     Parse(Box<ParseArgs>),
     /// List the registered parser names.
     Parsers,
+    /// Render a request's prompt through a chat template (a .jinja file or a
+    /// tokenizer_config.json), as transformers' apply_chat_template does.
+    Render {
+        /// The template or tokenizer_config.json.
+        #[arg(long)]
+        template: PathBuf,
+        /// A Chat Completions request (messages, tools, chat_template_kwargs).
+        request: PathBuf,
+        /// Render the last message as is, without a generation prompt.
+        #[arg(long)]
+        no_generation_prompt: bool,
+    },
+    /// Render an assistant turn (reasoning + two tool calls) through the
+    /// model's own template, parse it back, and report whether it survives.
+    Check {
+        /// The template or tokenizer_config.json.
+        #[arg(long)]
+        template: PathBuf,
+        /// vLLM reasoning parser name (or `auto`).
+        #[arg(long)]
+        reasoning_parser: Option<String>,
+        /// vLLM tool-call parser name (or `auto`).
+        #[arg(long)]
+        tool_call_parser: Option<String>,
+    },
     /// Name the reasoning and tool parsers that fit a chat template
     /// (a template file, or a tokenizer_config.json).
     Detect {
@@ -107,12 +132,63 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Parse(a) => parse(*a),
+        Cmd::Render { template, request, no_generation_prompt } => {
+            let set = load_templates(&template)?;
+            let req: Value = serde_json::from_str(&std::fs::read_to_string(&request)?)
+                .with_context(|| format!("{} is not JSON", request.display()))?;
+            let messages = req.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+            let mut r =
+                sift_templates::RenderRequest::new(messages).with_generation_prompt(!no_generation_prompt);
+            if let Some(t) = req.get("tools").and_then(Value::as_array) {
+                r = r.with_tools(t.clone());
+            }
+            if let Some(Value::Object(k)) = req.get("chat_template_kwargs") {
+                r = r.with_kwargs(k.clone());
+            }
+            print!("{}", set.render(&r)?);
+            Ok(())
+        }
+        Cmd::Check { template, reasoning_parser, tool_call_parser } => {
+            let reg = Registry::builtin();
+            let (r, t) = detect::resolve(reg, reasoning_parser, tool_call_parser, Some(template.clone()))?;
+            let set = load_templates(&template)?;
+            let res = sift_conformance::roundtrip(&set, reg, r.as_deref(), t.as_deref());
+            let mark = |ok: bool| if ok { "ok" } else { "FAILED" };
+            println!("parsers: {} + {}", r.as_deref().unwrap_or("none"), t.as_deref().unwrap_or("none"));
+            if let Some(e) = &res.error {
+                println!("could not run: {e}");
+                std::process::exit(1);
+            }
+            println!("rendered turn: {:?}", res.output);
+            println!(
+                "reasoning: {}{}",
+                mark(res.reasoning_ok),
+                if res.template_keeps_reasoning { "" } else { " (the template drops it)" }
+            );
+            println!("tool calls: {}", mark(res.calls_ok));
+            println!("no stray content: {}", mark(res.content_ok));
+            if let Some(m) = &res.parsed {
+                println!("parsed: {}", message_json(m));
+            }
+            if !res.passed() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Cmd::Detect { path, json } => {
             let d = detect::detect(Registry::builtin(), &path)?;
             detect::print(&d, json);
             Ok(())
         }
     }
+}
+
+fn load_templates(path: &std::path::Path) -> Result<sift_templates::TemplateSet> {
+    Ok(if path.extension().is_some_and(|e| e == "json") {
+        sift_templates::TemplateSet::from_tokenizer_config_file(path)?
+    } else {
+        sift_templates::TemplateSet::from_template_file(path)?
+    })
 }
 
 fn registry(files: &[PathBuf]) -> Result<Registry> {

@@ -13,12 +13,14 @@
 
 mod answer;
 mod case;
+mod roundtrip;
 mod run;
 mod score;
 mod splits;
 
 pub use answer::{delta_json, message_json, Answer};
 pub use case::{Case, StreamSpec};
+pub use roundtrip::{roundtrip, Roundtrip};
 pub use run::{read_request, stream_chunks, Runner};
 pub use score::{compare, exact};
 pub use splits::{check_splits, random_chunks, stream_message};
