@@ -6,6 +6,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 bash scripts/fetch-assets.sh
 cargo test --workspace --all-targets
+# The llguidance export is an opt-in feature (heavy to build); its tests run here.
+cargo test -p sift-grammar --features llguidance
 corpus="$repo/../shared/corpus"
 if [ -f "$corpus/vllm-tests.jsonl" ]; then
   cargo build --release -q -p sift-cli
