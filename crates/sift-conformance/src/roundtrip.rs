@@ -133,7 +133,14 @@ fn roundtrip_n(
         }
     };
     let common = prompt.char_indices().zip(full.chars()).take_while(|((_, a), b)| a == b).count();
-    let cut = prompt.char_indices().nth(common).map_or(prompt.len(), |(i, _)| i);
+    let mut cut = prompt.char_indices().nth(common).map_or(prompt.len(), |(i, _)| i);
+    // Never cut inside a marker both renders happen to start alike (`<` of
+    // `<think>` and of `<｜tool▁calls▁begin｜>`): back off to its `<`.
+    if let Some(lt) = prompt[..cut].rfind('<') {
+        if !prompt[lt..cut].contains('>') {
+            cut = lt;
+        }
+    }
     let mut output = full[cut..].to_string();
     loop {
         let trimmed = output.trim_end();
