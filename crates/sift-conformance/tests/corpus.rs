@@ -67,6 +67,45 @@ fn streaming_equals_one_shot_on_every_case() {
     assert!(diffs.is_empty(), "{} cases stream differently:\n{}", diffs.len(), diffs.join("\n"));
 }
 
+/// The whole corpus: every case answers without an error (every parser name
+/// is registered), the cases that disagree with vLLM are exactly those listed
+/// with a reason in `known-disagreements-all.txt`, and agreement does not fall.
+#[test]
+fn whole_corpus_agrees_except_documented_cases() {
+    let text = include_str!("known-disagreements-all.txt");
+    let known: BTreeMap<String, String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (id, why) = l.split_once('\t').expect("id<TAB>reason");
+            (id.to_string(), why.to_string())
+        })
+        .collect();
+    let mut runner = Runner::new();
+    let (mut total, mut errors, mut failures) = (0usize, vec![], BTreeMap::new());
+    for case in corpus() {
+        total += 1;
+        let a = runner.answer(&case);
+        if !a.error.is_null() {
+            errors.push(format!("{}: {}", case.id, a.error));
+            continue;
+        }
+        let exp = case.expected.clone().unwrap_or(Value::Null);
+        let mut why = compare(&exp, &a.message);
+        why.extend(compare(&exp, &a.stream["message"]));
+        if !why.is_empty() {
+            failures.insert(case.id.clone(), why.join("; "));
+        }
+    }
+    assert!(errors.is_empty(), "cases that could not run: {errors:#?}");
+    let unexpected: Vec<_> = failures.iter().filter(|(id, _)| !known.contains_key(*id)).collect();
+    let fixed: Vec<_> = known.keys().filter(|id| !failures.contains_key(*id)).collect();
+    let share = 1.0 - failures.len() as f64 / total as f64;
+    eprintln!("corpus agreement: {:.1}% of {total} cases", share * 100.0);
+    assert!(unexpected.is_empty(), "new disagreements: {unexpected:#?}");
+    assert!(fixed.is_empty(), "now agreeing, remove from known-disagreements-all.txt: {fixed:?}");
+}
+
 #[test]
 fn first_families_agree_with_vllm() {
     let known = known_disagreements();

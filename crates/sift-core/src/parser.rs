@@ -193,7 +193,7 @@ impl ParserFactory {
         if let Some(p) = prime {
             // The prompt's last turn, read and discarded: the output continues it.
             let from = fmt.prompt_turns.iter().filter_map(|t| p.rfind(t.as_str())).max().unwrap_or(0);
-            engine.push(&p[from..], None, &mut Delta::default());
+            engine.prime(&p[from..]);
         }
         Parser { engine, finished: false }
     }

@@ -119,6 +119,10 @@ struct Value {
 pub(crate) struct Params {
     count: usize,
     value: Option<Value>,
+    /// Keys exactly as written (no trimming).
+    pub verbatim_keys: bool,
+    /// String values exactly as written (no wrapping newline, no `null`).
+    pub verbatim_values: bool,
 }
 
 const NULL: &str = "null";
@@ -128,7 +132,7 @@ impl Params {
     pub fn open(&mut self, key: &str, ty: ParamType, out: &mut String) {
         self.close(out);
         out.push_str(if self.count == 0 { "{\"" } else { ", \"" });
-        escape_into(out, key.trim());
+        escape_into(out, if self.verbatim_keys { key } else { key.trim() });
         out.push_str("\": ");
         self.count += 1;
         self.value = Some(Value { ty, buf: String::new(), at_start: true });
@@ -139,6 +143,14 @@ impl Params {
         let Some(v) = &mut self.value else { return };
         if v.ty != ParamType::String {
             v.buf.push_str(s);
+            return;
+        }
+        if self.verbatim_values {
+            if v.at_start {
+                out.push('"');
+                v.at_start = false;
+            }
+            escape_into(out, s);
             return;
         }
         v.buf.push_str(s);
@@ -175,6 +187,13 @@ impl Params {
             text = text.strip_prefix('\n').unwrap_or(text);
             text = text.strip_suffix('\n').unwrap_or(text);
             convert_value(text, v.ty, out);
+            return;
+        }
+        if self.verbatim_values {
+            if v.at_start {
+                out.push('"');
+            }
+            out.push('"');
             return;
         }
         let mut rest = v.buf.as_str();

@@ -84,6 +84,8 @@ pub(crate) struct Engine {
     py: Option<pycalls::PyState>,
     /// The current message header (harmony).
     hdr: String,
+    /// Whether anything was pushed yet.
+    started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     param_override: Option<crate::schema::ParamType>,
     set: Settings,
@@ -105,6 +107,7 @@ impl Engine {
             env: None,
             py: None,
             hdr: String::new(),
+            started: false,
             param_override: None,
             set,
         };
@@ -124,6 +127,9 @@ impl Engine {
     }
 
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
+        if !self.started {
+            self.start(out);
+        }
         // Ids only matter to a format bound to a vocabulary; an unbound one
         // keeps matching markers by text.
         if let Some(ids) = ids.filter(|_| !self.fmt.token_ids.is_empty()) {
@@ -158,7 +164,26 @@ impl Engine {
         }
     }
 
+    /// Reads the prompt's last turn, discarding what it produces: the output
+    /// continues from where it left off (and still gets the content prefix).
+    pub fn prime(&mut self, text: &str) {
+        self.push(text, None, &mut Delta::default());
+        self.started = false;
+    }
+
+    /// The first push (or the finish of an empty output) emits the format's
+    /// content prefix.
+    fn start(&mut self, out: &mut Delta) {
+        self.started = true;
+        if let Some(p) = &self.fmt.content_prefix {
+            out.content.push_str(p);
+        }
+    }
+
     pub fn finish(&mut self, out: &mut Delta) {
+        if !self.started {
+            self.start(out);
+        }
         let held = std::mem::take(&mut self.held);
         if self.fmt.calls.drop_unfinished_marker {
             // The held tail is a marker the output stopped in the middle of.
@@ -592,7 +617,10 @@ impl Engine {
 
     /// Gives the open call its index and emits its first fragment.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
-        if self.fmt.calls.known_names_only && !self.set.tools.names().iter().any(|n| *n == name) {
+        if self.fmt.calls.known_names_only
+            && !self.set.tools.is_empty()
+            && !self.set.tools.names().iter().any(|n| *n == name)
+        {
             // Not a declared function: the call stays uncommitted (content or dropped).
             return;
         }
@@ -675,10 +703,14 @@ impl Engine {
             return;
         }
         if matches!(c.args, ArgsW::None) {
-            c.args = ArgsW::Params(Params::default());
+            let mut p = Params::default();
+            p.verbatim_keys = self.fmt.calls.verbatim_keys;
+            p.verbatim_values = self.fmt.calls.verbatim_values;
+            c.args = ArgsW::Params(p);
         }
         let key = std::mem::take(&mut c.param_key);
-        let ty = self.param_override.take().unwrap_or_else(|| tools.param_type(&c.name, key.trim()));
+        let lookup = if self.fmt.calls.verbatim_keys { key.as_str() } else { key.trim() };
+        let ty = self.param_override.take().unwrap_or_else(|| tools.param_type(&c.name, lookup));
         self.with_args(out, |a, o| {
             if let ArgsW::Params(p) = a {
                 p.open(&key, ty, o)

@@ -124,6 +124,7 @@ fn content_spec() -> FormatSpec {
         entry: None,
         calls: CallPolicy::default(),
         relaxed_values: None,
+        content_prefix: None,
         detect: vec![],
         detect_not: vec![],
     }
@@ -274,6 +275,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         uncommitted,
         strip_when_none: policy.strip_when_none,
         defer_calls: policy.defer,
+        content_prefix: r.content_prefix.clone(),
         calls: policy.clone(),
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),

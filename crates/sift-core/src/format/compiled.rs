@@ -211,6 +211,7 @@ pub struct Format {
     pub(crate) uncommitted: Uncommitted,
     pub(crate) strip_when_none: bool,
     pub(crate) defer_calls: bool,
+    pub(crate) content_prefix: Option<String>,
     pub(crate) calls: crate::format::spec::CallPolicy,
     pub(crate) has_tools: bool,
     /// Special-token id → terminal, filled by [`Format::bind`].

@@ -57,6 +57,10 @@ pub struct FormatSpec {
     /// Tool formats: call policies.
     #[serde(default)]
     pub calls: CallPolicy,
+    /// Reasoning formats: text the content starts with, as if the model had
+    /// written it (MiniMax's `append_think`: the `<think>` the template opened).
+    #[serde(default)]
+    pub content_prefix: Option<String>,
     /// Auto-detection: texts that must all appear in a model's chat template
     /// (or its added tokens) for this format to fit it.
     #[serde(default)]
@@ -292,7 +296,15 @@ pub struct CallPolicy {
     /// A request without tools gets no calls (the markup is removed).
     #[serde(default)]
     pub need_tools: bool,
-    /// A call to a function the request did not declare is not a call.
+    /// Parameter keys are kept exactly as written (no trimming).
+    #[serde(default)]
+    pub verbatim_keys: bool,
+    /// String parameter values are kept exactly as written (no wrapping
+    /// newline removed, `null` stays a string).
+    #[serde(default)]
+    pub verbatim_values: bool,
+    /// A call to a function the request declares no tool for is not a call
+    /// (when the request declares tools at all).
     #[serde(default)]
     pub known_names_only: bool,
 }

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Regenerates crates/sift-conformance/tests/known-disagreements-all.txt: every
+corpus case where Sift's answer differs from vLLM's, with the reason.
+
+Usage: python3 scripts/known-disagreements.py [--sift target/release/sift]
+Reasons come from REASONS (first matching id pattern); a case no pattern
+explains is listed as "not yet matched" so the gap stays visible.
+"""
+import argparse, json, os, re, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CORPUS = os.path.join(ROOT, "..", "shared", "corpus", "vllm-tests.jsonl")
+OUT = os.path.join(ROOT, "crates", "sift-conformance", "tests", "known-disagreements-all.txt")
+
+REASONS = [
+    (r"TestToolCallFiltering", "vLLM's test built the parser with suppress_tool_calls, which the case's request does not carry"),
+    (r"TestDropTokenReplay.*(#5|\[3-)", "vLLM's replay folds two calls into one index after a repeated end marker (a streaming bug, not copied)"),
+    (r"TestParseDeltaIncludeReasoning", "vLLM's test used an unnamed <think> adapter; the case names no reasoning parser"),
+    (r"TestImplicitReasoningEnd|TestMalformedDsmlNoise_test_corrupted_wrapper_ends_reasoning", "vLLM's extract_tool_calls called directly never returns reasoning (an API artefact of the test)"),
+    (r"test_prompt_closed_reasoning_is_scoped_to_current_turn", "the prompt holds placeholder token ids ('?50?'), not text a template would render"),
+    (r"^minicpm5/", "minicpm5: needs schema validation of calls (required keys, duplicates, aliases) not modelled yet"),
+    (r"^minimax_m3/TestArguments|minimax_m3-complex-json-args", "minimax_m3: nested XML arguments (<key>/<item> elements) not modelled yet"),
+    (r"^minicpmv\+None/TestNewlineRecovery", "minicpmv: vLLM rewrites escaped newlines in text; not modelled"),
+    (r"TestParallelUnwrapping|arguments_wrapper", "DSML: unwrapping an 'arguments' wrapper parameter by schema not modelled yet"),
+    (r"chunking-dependent", "vLLM streamed different answers for different chunkings of this output"),
+]
+
+
+def norm(v):
+    if v is None:
+        return None
+    v = v.strip()
+    return v or None
+
+
+def differs(exp, msg):
+    if not isinstance(msg, dict):
+        return True
+    for f in ("reasoning", "content"):
+        if norm(exp.get(f)) != norm(msg.get(f)):
+            return True
+    ec = exp.get("tool_calls") or []
+    gc = msg.get("tool_calls") or []
+    if [c.get("name") for c in ec] != [(c.get("function") or {}).get("name") for c in gc]:
+        return True
+    for e, g in zip(ec, gc):
+        raw = (g.get("function") or {}).get("arguments")
+        try:
+            got = json.loads(raw)
+        except (TypeError, ValueError):
+            got = ("raw", raw)
+        if e.get("arguments") is None and "arguments_raw" in e:
+            continue
+        if got != e.get("arguments"):
+            return True
+    return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sift", default=os.path.join(ROOT, "target", "release", "sift"))
+    args = ap.parse_args()
+    cases = [json.loads(l) for l in open(CORPUS, encoding="utf-8") if l.strip()]
+    run = subprocess.run([args.sift, "parse", "--jsonl", CORPUS], capture_output=True, text=True, check=True)
+    answers = {a["id"]: a for a in map(json.loads, run.stdout.splitlines())}
+    lines = []
+    for c in cases:
+        a = answers[c["id"]]
+        bad = a.get("error") or differs(c["expected"], a.get("message")) or differs(c["expected"], (a.get("stream") or {}).get("message"))
+        if not bad:
+            continue
+        text = c["id"] + " " + c.get("notes", "")
+        why = next((r for p, r in REASONS if re.search(p, text)), None)
+        if why is None:
+            why = f"not yet matched ({c.get('reasoning_parser')}+{c.get('tool_parser')})"
+        if c["id"] == "deepseek_v4/test_streaming_non_string_argument_is_withheld_until_close":
+            continue  # agrees under serde_json's f64 comparison (see the file's header)
+        lines.append(f"{c['id']}\t{why}")
+    with open(OUT, "w", encoding="utf-8") as f:
+        f.write("# Corpus cases where Sift's answer differs from vLLM's, with the reason.\n")
+        f.write("# Regenerate with scripts/known-disagreements.py; the corpus test checks this list exactly.\n")
+        f.write("# check.py also counts deepseek_v4/test_streaming_non_string_argument_is_withheld_until_close (a 20-digit integer\n# that Python compares exactly and serde_json as f64); the Rust scoring sees it agree, so it is not listed.\n")
+        f.write("\n".join(lines) + "\n")
+    print(f"{len(lines)} disagreements of {len(cases)} cases written to {OUT}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
