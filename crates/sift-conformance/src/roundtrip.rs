@@ -41,13 +41,11 @@ impl Roundtrip {
 const ANSWER: &str = "Paris will be sunny; Tokyo will rain.";
 const REASONING: &str = "The user wants two cities, so I call the tool twice.";
 
-/// End-of-turn markers a server stops on (they never reach the parser).
-const STOPS: &[&str] = &[
+/// End-of-turn markers a server stops on (they never reach the parser): the
+/// output ends at the first of these.
+const HARD_STOPS: &[&str] = &[
     "<|im_end|>",
     "<|eot_id|>",
-    "<|eom_id|>",
-    "<|end|>",
-    "<|return|>",
     "<｜end▁of▁sentence｜>",
     "</s>",
     "<turn|>",
@@ -55,11 +53,18 @@ const STOPS: &[&str] = &[
     "<|endoftext|>",
     "<end_of_turn>",
     "<|end_of_text|>",
+    "<seed:eos>",
+    "<|end_of_msg|>",
+    "[e~[",
+    "</assistant>",
+    "<|tool_response>",
     "<eos>",
-    "<|eot|>",
     "[/INST]",
-    "<|im_end|>\n",
 ];
+
+/// Markers that end a message but may separate messages of one turn
+/// (harmony's `<|end|>`, Muse's `<|eom|>`): removed only at the very end.
+const SOFT_STOPS: &[&str] = &["<|end|>", "<|return|>", "<|eom_id|>", "<|eot|>", "<|eom|>"];
 
 fn tools() -> Vec<Value> {
     vec![json!({"type": "function", "function": {"name": "get_weather", "description": "Weather forecast",
@@ -148,9 +153,12 @@ fn roundtrip_n(
         }
     }
     let mut output = full[cut..].to_string();
+    if let Some(end) = HARD_STOPS.iter().filter_map(|s| output.find(s)).min() {
+        output.truncate(end);
+    }
     loop {
         let trimmed = output.trim_end();
-        match STOPS.iter().find(|s| trimmed.ends_with(*s)) {
+        match SOFT_STOPS.iter().find(|s| trimmed.ends_with(*s)) {
             Some(s) => output = trimmed[..trimmed.len() - s.len()].to_string(),
             None => break,
         }
