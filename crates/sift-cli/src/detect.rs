@@ -5,6 +5,7 @@
 use anyhow::{Context, Result};
 use serde_json::Value;
 use sift_core::{Detection, Registry};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The text detection reads: a template file as is, or from a
@@ -76,18 +77,20 @@ pub fn resolve(
 }
 
 /// Prints a detection.
-pub fn print(d: &Detection, json: bool) {
+pub fn print(d: &Detection, json: bool) -> std::io::Result<()> {
     if json {
-        println!(
+        writeln!(
+            std::io::stdout(),
             "{}",
             serde_json::json!({"reasoning_parser": d.reasoning, "tool_call_parser": d.tools, "also_fit": d.also})
-        );
-        return;
+        )?;
+        return Ok(());
     }
     let show = |n: &Option<String>| n.clone().unwrap_or_else(|| "cannot tell".into());
-    println!("reasoning parser: {}", show(&d.reasoning));
-    println!("tool-call parser: {}", show(&d.tools));
+    writeln!(std::io::stdout(), "reasoning parser: {}", show(&d.reasoning))?;
+    writeln!(std::io::stdout(), "tool-call parser: {}", show(&d.tools))?;
     if !d.also.is_empty() {
-        println!("also fit (less specific): {}", d.also.join(", "));
+        writeln!(std::io::stdout(), "also fit (less specific): {}", d.also.join(", "))?;
     }
+    Ok(())
 }

@@ -117,17 +117,30 @@ struct ParseArgs {
 }
 
 fn main() -> Result<()> {
+    // A reader that stops early (`| head`) is not an error.
+    match run() {
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+fn run() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Parsers => {
             let r = Registry::builtin();
-            println!("reasoning parsers:");
+            writeln!(std::io::stdout(), "reasoning parsers:")?;
             for n in r.reasoning_names() {
-                println!("  {n}");
+                writeln!(std::io::stdout(), "  {n}")?;
             }
-            println!("tool parsers:");
+            writeln!(std::io::stdout(), "tool parsers:")?;
             for n in r.tool_names() {
-                println!("  {n}");
+                writeln!(std::io::stdout(), "  {n}")?;
             }
             Ok(())
         }
@@ -145,7 +158,7 @@ fn main() -> Result<()> {
             if let Some(Value::Object(k)) = req.get("chat_template_kwargs") {
                 r = r.with_kwargs(k.clone());
             }
-            print!("{}", set.render(&r)?);
+            write!(std::io::stdout(), "{}", set.render(&r)?)?;
             Ok(())
         }
         Cmd::Check { template, reasoning_parser, tool_call_parser } => {
@@ -154,21 +167,27 @@ fn main() -> Result<()> {
             let set = load_templates(&template)?;
             let res = sift_conformance::roundtrip(&set, reg, r.as_deref(), t.as_deref());
             let mark = |ok: bool| if ok { "ok" } else { "FAILED" };
-            println!("parsers: {} + {}", r.as_deref().unwrap_or("none"), t.as_deref().unwrap_or("none"));
+            writeln!(
+                std::io::stdout(),
+                "parsers: {} + {}",
+                r.as_deref().unwrap_or("none"),
+                t.as_deref().unwrap_or("none")
+            )?;
             if let Some(e) = &res.error {
-                println!("could not run: {e}");
+                writeln!(std::io::stdout(), "could not run: {e}")?;
                 std::process::exit(1);
             }
-            println!("rendered turn: {:?}", res.output);
-            println!(
+            writeln!(std::io::stdout(), "rendered turn: {:?}", res.output)?;
+            writeln!(
+                std::io::stdout(),
                 "reasoning: {}{}",
                 mark(res.reasoning_ok),
                 if res.template_keeps_reasoning { "" } else { " (the template drops it)" }
-            );
-            println!("tool calls: {}", mark(res.calls_ok));
-            println!("no stray content: {}", mark(res.content_ok));
+            )?;
+            writeln!(std::io::stdout(), "tool calls: {}", mark(res.calls_ok))?;
+            writeln!(std::io::stdout(), "no stray content: {}", mark(res.content_ok))?;
             if let Some(m) = &res.parsed {
-                println!("parsed: {}", message_json(m));
+                writeln!(std::io::stdout(), "parsed: {}", message_json(m))?;
             }
             if !res.passed() {
                 std::process::exit(1);
@@ -177,7 +196,7 @@ fn main() -> Result<()> {
         }
         Cmd::Detect { path, json } => {
             let d = detect::detect(Registry::builtin(), &path)?;
-            detect::print(&d, json);
+            detect::print(&d, json)?;
             Ok(())
         }
     }
