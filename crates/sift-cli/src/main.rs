@@ -202,6 +202,24 @@ fn run() -> Result<()> {
     }
 }
 
+/// The parser pair, bound to `--tokenizer`'s vocabulary when one is given
+/// (markers then match by id), and the tokenizer itself.
+pub(crate) fn bound_factory(
+    reg: &Registry,
+    reasoning: Option<&str>,
+    tools: Option<&str>,
+    tokenizer: Option<&std::path::Path>,
+) -> Result<(sift_core::ParserFactory, Option<TokenizerView>)> {
+    let factory = reg.factory(reasoning, tools)?;
+    match tokenizer {
+        Some(p) => {
+            let v = TokenizerView::from_file(p)?;
+            Ok((factory.bind(&v)?, Some(v)))
+        }
+        None => Ok((factory, None)),
+    }
+}
+
 fn load_templates(path: &std::path::Path) -> Result<sift_templates::TemplateSet> {
     Ok(if path.extension().is_some_and(|e| e == "json") {
         sift_templates::TemplateSet::from_tokenizer_config_file(path)?
@@ -236,15 +254,12 @@ fn parse(mut a: ParseArgs) -> Result<()> {
         Some(p) if p.as_os_str() == "-" => std::io::stdin().read_to_string(&mut text).map(|_| ())?,
         Some(p) => text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
     }
-    let mut factory = reg.factory(a.reasoning_parser.as_deref(), a.tool_call_parser.as_deref())?;
-    let view = match &a.tokenizer {
-        Some(p) => {
-            let v = TokenizerView::from_file(p)?;
-            factory = factory.bind(&v)?;
-            Some(v)
-        }
-        None => None,
-    };
+    let (factory, view) = bound_factory(
+        &reg,
+        a.reasoning_parser.as_deref(),
+        a.tool_call_parser.as_deref(),
+        a.tokenizer.as_deref(),
+    )?;
     let mut req = Request::default();
     if let Some(p) = &a.tools {
         let v: Value =

@@ -32,7 +32,6 @@ use sift_core::Registry;
 use sift_protocol::{
     complete, ChatCompletionRequest, FinishReason, IdStyle, Options, ReasoningField, ResponseMeta, Session,
 };
-use sift_tokenizers::TokenizerView;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -117,15 +116,8 @@ pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
     req.prompt = file.prompt.clone();
     req.id_seed = file.id_seed;
 
-    let mut factory = reg.factory(reasoning.as_deref(), tools.as_deref())?;
-    let view = match &a.tokenizer {
-        Some(p) => {
-            let v = TokenizerView::from_file(p)?;
-            factory = factory.bind(&v)?;
-            Some(v)
-        }
-        None => None,
-    };
+    let (factory, view) =
+        crate::bound_factory(reg, reasoning.as_deref(), tools.as_deref(), a.tokenizer.as_deref())?;
     let ids = match &view {
         Some(v) => Some(v.encode(&output)?),
         None => None,

@@ -240,25 +240,6 @@ impl Engine {
                     }
                 }
             };
-            // A `then` state never accumulates text: its first text moves on at once,
-            // so where the switch happens cannot depend on how the input was cut.
-            if let (Some((p, full, partial)), true) =
-                (look, self.fmt.states[self.state as usize].then.is_some())
-            {
-                let end = if p > text_start {
-                    Some(p)
-                } else if full.is_none() && !(partial && !at_end) {
-                    Some(p + s[p..].chars().next().map_or(1, char::len_utf8))
-                } else {
-                    None
-                };
-                if let Some(end) = end {
-                    let used = self.text(&s[text_start..end], out).unwrap_or(end - text_start);
-                    text_start += used;
-                    pos = text_start;
-                    continue;
-                }
-            }
             let Some((p, full, partial)) = look else {
                 if let Some(used) = self.text(&s[text_start..], out) {
                     text_start += used;
