@@ -182,7 +182,12 @@ fn run() -> Result<()> {
                 std::io::stdout(),
                 "reasoning: {}{}",
                 mark(res.reasoning_ok),
-                if res.template_keeps_reasoning { "" } else { " (the template drops it)" }
+                match (res.template_keeps_reasoning, res.reasoning_reattached) {
+                    (true, _) => "",
+                    (false, true) =>
+                        " (the template drops it; re-attached before the turn, as the model writes it)",
+                    (false, false) => " (the template drops it)",
+                }
             )?;
             writeln!(std::io::stdout(), "tool calls: {}", mark(res.calls_ok))?;
             writeln!(std::io::stdout(), "no stray content: {}", mark(res.content_ok))?;

@@ -22,6 +22,10 @@ pub struct Roundtrip {
     pub reasoning_ok: bool,
     /// Whether the template rendered the reasoning at all.
     pub template_keeps_reasoning: bool,
+    /// The template drops reasoning from history, so the turn was parsed
+    /// as the model writes it: after the generation prompt, the reasoning
+    /// and its end marker, then what the template keeps.
+    pub reasoning_reattached: bool,
     /// Both calls came back with the same names and arguments.
     pub calls_ok: bool,
     /// No stray content (template markup leaking into content); without a
@@ -78,6 +82,16 @@ fn calls(n: usize) -> Vec<(String, Value)> {
         ("get_weather".into(), json!({"city": "Tokyo", "days": 1})),
     ];
     all.into_iter().take(n).collect()
+}
+
+/// The request every round trip parses with: the test tool, thinking on.
+fn thinking_request() -> Request {
+    Request {
+        tools: Arc::new(Tools::from_json(&Value::Array(tools()))),
+        chat_template_kwargs: Some(json!({"enable_thinking": true, "thinking": true})),
+        id_seed: Some(1),
+        ..Request::default()
+    }
 }
 
 /// Runs the round trip for a template set and a parser pair: with two calls,
@@ -167,17 +181,34 @@ fn roundtrip_n(
         // The template renders only the first call (gpt-oss): check that one.
         return roundtrip_n(templates, registry, reasoning, tool, 1);
     }
+
     r.prompt_tail = prompt[..cut].chars().rev().take(80).collect::<Vec<_>>().into_iter().rev().collect();
     r.template_keeps_reasoning = full.contains(REASONING);
-    let req = Request {
-        tools: Arc::new(Tools::from_json(&Value::Array(tools()))),
-        prompt: Some(prompt[..cut].to_string()),
-        chat_template_kwargs: Some(json!({"enable_thinking": true, "thinking": true})),
-        id_seed: Some(1),
-        ..Request::default()
-    };
+    // A template that drops reasoning from history (`content.split('</think>')[-1]`)
+    // assumes the model wrote `reasoning</think>` before what it keeps: parse
+    // that, after the whole generation prompt, as a server would see it.
+    let mut prompt_used = &prompt[..cut];
+    if !r.template_keeps_reasoning && reasoning.is_some() {
+        let f = factory.format();
+        if let Some(end) = f.reasoning_end_marker() {
+            // Some templates keep the end marker (DeepSeek V3.1); a prompt that
+            // does not open reasoning needs the start marker too (Mistral).
+            let kept = output.trim_start().starts_with(end);
+            let probe = Request { prompt: Some(prompt.clone()), ..thinking_request() };
+            let open = if factory.parser(&probe).in_reasoning() {
+                ""
+            } else {
+                f.reasoning_start_marker().unwrap_or("")
+            };
+            output = format!("{open}{REASONING}{}{output}", if kept { "" } else { end });
+            prompt_used = &prompt;
+            r.reasoning_reattached = true;
+        }
+    }
+    let req = Request { prompt: Some(prompt_used.to_string()), ..thinking_request() };
     let m = factory.parse(&req, &output, None);
-    r.reasoning_ok = !r.template_keeps_reasoning || m.reasoning.as_deref().map(str::trim) == Some(REASONING);
+    r.reasoning_ok = !(r.template_keeps_reasoning || r.reasoning_reattached)
+        || m.reasoning.as_deref().map(str::trim) == Some(REASONING);
     let got: Vec<(String, Option<Value>)> =
         m.tool_calls.iter().map(|c| (c.name.clone(), serde_json::from_str(&c.arguments).ok())).collect();
     if tool.is_some() {

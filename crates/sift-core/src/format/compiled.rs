@@ -275,6 +275,19 @@ impl Format {
         Some((id_of(self.reasoning_markers.0), end))
     }
 
+    /// The first spelling of the marker that ends reasoning (`</think>`),
+    /// when the format has one: how a model closes its thinking.
+    pub fn reasoning_end_marker(&self) -> Option<&str> {
+        let t = self.reasoning_markers.1?;
+        self.terminals.get(t as usize)?.spellings.first().map(|s| &**s)
+    }
+
+    /// The first spelling of the marker that opens reasoning (`<think>`).
+    pub fn reasoning_start_marker(&self) -> Option<&str> {
+        let t = self.reasoning_markers.0?;
+        self.terminals.get(t as usize)?.spellings.first().map(|s| &**s)
+    }
+
     /// The start state for a request's `chat_template_kwargs` and prompt tail.
     pub(crate) fn start_state(&self, input: SwitchInput<'_>, prompt: Option<&str>) -> StateId {
         if let Some(p) = prompt {
