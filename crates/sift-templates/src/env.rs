@@ -515,7 +515,7 @@ impl Compiled {
         env.add_test("iterable", is_iterable);
         env.add_test("none", is_none_test);
         env.add_function("raise_exception", raise_exception);
-        env.add_template_owned(NAME, rewrite_generation_tags(source))
+        env.add_template_owned(NAME, crate::markup::rewrite_markup_concat(&rewrite_generation_tags(source)))
             .map_err(|e| TemplateError::Syntax(describe(&e)))?;
         Ok(Compiled { env })
     }

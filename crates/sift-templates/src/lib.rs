@@ -30,6 +30,7 @@
 
 mod env;
 mod error;
+mod markup;
 mod python;
 mod request;
 mod time;
