@@ -23,6 +23,9 @@ REASONS = [
     (r"^minimax_m3/TestArguments|minimax_m3-complex-json-args", "minimax_m3: nested XML arguments (<key>/<item> elements) not modelled yet"),
     (r"^minicpmv\+None/TestNewlineRecovery", "minicpmv: vLLM rewrites escaped newlines in text; not modelled"),
     (r"TestParallelUnwrapping|arguments_wrapper", "DSML: unwrapping an 'arguments' wrapper parameter by schema not modelled yet"),
+    (r"^phi4_mini_json/TestPhi4MiniToolParser_test_malformed_input\[True\]", "vLLM's phi4_mini_json streaming returns nothing; its one-shot answer keeps the text, which Sift follows"),
+    (r"^phi4_mini_json/TestPhi4MiniToolParser_test_surrounding_text", "vLLM drops all text around a functools list, which would hold the whole output; Sift streams the text before the call as content"),
+    (r"^xlam/test_extract_tool_calls_streaming_incremental\[single_tool_with_json_code_block\]", "vLLM's xlam stream leaks half the JSON into content; its one-shot answer does not, which Sift follows"),
     (r"chunking-dependent", "vLLM streamed different answers for different chunkings of this output"),
 ]
 

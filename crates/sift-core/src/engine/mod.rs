@@ -455,6 +455,9 @@ impl Engine {
             self.hdr.push(' ');
         }
         let from = self.state;
+        if tr.keep {
+            self.kernel_text(marker, out);
+        }
         if !tr.call && !tr.reprocess {
             self.record(marker);
         }
@@ -520,6 +523,10 @@ impl Engine {
                 if let Some(c) = &mut self.call {
                     if matches!(c.args, ArgsW::None) {
                         c.args = ArgsW::Raw(RawJson::default());
+                    }
+                    let nameless = c.index.is_none() && c.deferred.is_none() && c.name.trim().is_empty();
+                    if nameless && self.fmt.calls.nameless_args {
+                        self.commit(String::new(), None, out);
                     }
                 }
             }

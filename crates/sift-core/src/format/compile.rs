@@ -29,6 +29,7 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             reprocess: false,
             param: None,
             route: false,
+            keep: false,
         },
         TransitionSpec::Full(t) => t.clone(),
     }
@@ -217,6 +218,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 end: tt.end,
                 reprocess: tt.reprocess,
                 route: tt.route,
+                keep: tt.keep,
                 param: match tt.param.as_deref() {
                     None => None,
                     Some("string") => Some(crate::schema::ParamType::String),
@@ -235,7 +237,8 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr = Trans { to: me, call: false, end: false, reprocess: false, param: None, route: false };
+            let tr =
+                Trans { to: me, call: false, end: false, reprocess: false, param: None, route: false, keep: false };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,
                 // and a spelling the state already acts on keeps its action.

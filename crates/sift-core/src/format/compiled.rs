@@ -87,6 +87,8 @@ pub(crate) struct Trans {
     pub param: Option<crate::schema::ParamType>,
     /// Choose the target by the header state's routes.
     pub route: bool,
+    /// The marker is also text of the state it leaves.
+    pub keep: bool,
 }
 
 /// How the lexer finds candidate marker starts in one state.

@@ -265,6 +265,10 @@ pub struct TransitionTable {
     /// `json` (DSML's `string="true|false"` attribute).
     #[serde(default)]
     pub param: Option<String>,
+    /// The marker is also text of the state it leaves (xLAM keeps the
+    /// `</think>` that ends its content preamble).
+    #[serde(default)]
+    pub keep: bool,
 }
 
 /// What happens to calls that never got a name.
@@ -307,6 +311,10 @@ pub struct CallPolicy {
     /// (when the request declares tools at all).
     #[serde(default)]
     pub known_names_only: bool,
+    /// A call whose raw arguments begin before any name was written is a
+    /// call with an empty name (vLLM's Mistral parser on `[TOOL_CALLS]{…}`).
+    #[serde(default)]
+    pub nameless_args: bool,
 }
 
 impl FormatSpec {
