@@ -15,6 +15,7 @@
 //! assert_eq!(m.tool_calls[0].arguments, "{\"x\": 1}");
 //! ```
 
+mod coerce;
 mod engine;
 pub mod error;
 pub mod format;

@@ -9,6 +9,7 @@
 //! finish", folded the way a client folds deltas.
 
 use crate::engine::{Engine, Settings};
+use crate::format::compiled::SwitchKey;
 use crate::format::{compile, Format, FormatSpec};
 use crate::message::{Delta, Folder, Message};
 use crate::schema::Tools;
@@ -94,6 +95,9 @@ impl Default for Request {
 #[derive(Debug, Clone)]
 pub struct ParserFactory {
     native: Arc<Format>,
+    /// A tool format's `[[switch]]`es: the native format compiled with each
+    /// switch's entry, picked per request (first match wins).
+    entries: Vec<(SwitchKey, Value, Arc<Format>)>,
     plain: Arc<Format>,
     required: Arc<Format>,
     named: Arc<Format>,
@@ -129,7 +133,14 @@ impl ParserFactory {
     ) -> Result<ParserFactory, FormatError> {
         let required = FormatSpec::from_toml(REQUIRED)?;
         let named = FormatSpec::from_toml(NAMED)?;
+        let mut entries = vec![];
+        for sw in tools.map_or(&[][..], |t| &t.switches[..]) {
+            let (key, val) = crate::format::compile::switch_key(sw)?;
+            let f = crate::format::compile::compile_entry(reasoning, tools, Some(&sw.state))?;
+            entries.push((key, val, Arc::new(f)));
+        }
         Ok(ParserFactory {
+            entries,
             native: Arc::new(compile(reasoning, tools)?),
             plain: Arc::new(compile(reasoning, None)?),
             required: Arc::new(compile(reasoning, Some(&required))?),
@@ -139,7 +150,12 @@ impl ParserFactory {
 
     /// Binds every variant's special-token markers to a vocabulary.
     pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<ParserFactory, FormatError> {
+        let mut entries = vec![];
+        for (k, v, f) in &self.entries {
+            entries.push((k.clone(), v.clone(), Arc::new(f.bind(vocab)?)));
+        }
         Ok(ParserFactory {
+            entries,
             native: Arc::new(self.native.bind(vocab)?),
             plain: Arc::new(self.plain.bind(vocab)?),
             required: Arc::new(self.required.bind(vocab)?),
@@ -157,12 +173,17 @@ impl ParserFactory {
         let has_tools = self.native.has_tools();
         let mut suppress = false;
         let mut named = None;
+        let mut choice = None;
         let native = self.native.calls.native_required && has_tools;
         if self.native.calls.need_tools && req.tools.is_empty() && has_tools {
             suppress = true;
         }
         let fmt = match &req.tool_choice {
-            ToolChoice::Required | ToolChoice::Named(_) if native => &self.native,
+            ToolChoice::Named(n) if native => {
+                choice = Some(n.clone());
+                &self.native
+            }
+            ToolChoice::Required if native => &self.native,
             ToolChoice::Required => &self.required,
             ToolChoice::Named(n) => {
                 named = Some(n.clone());
@@ -180,6 +201,10 @@ impl ParserFactory {
             reasoning_effort: req.reasoning_effort.as_deref(),
             init: req.init_kwargs.as_ref(),
         };
+        let fmt = match self.entries.iter().find(|(k, v, _)| k.matches(v, input)) {
+            Some((_, _, f)) if Arc::ptr_eq(fmt, &self.native) => f,
+            _ => fmt,
+        };
         let prime = fmt.prompt_prime.then_some(req.prompt.as_deref()).flatten();
         let start = fmt.start_state(input, if prime.is_some() { None } else { req.prompt.as_deref() });
         let set = Settings {
@@ -188,6 +213,7 @@ impl ParserFactory {
             tools: Arc::clone(&req.tools),
             id_seed: req.id_seed,
             named,
+            choice,
         };
         let mut engine = Engine::new(Arc::clone(fmt), start, set);
         if let Some(p) = prime {

@@ -5,6 +5,8 @@
 use serde_json::Value;
 use std::collections::HashMap;
 
+pub use crate::coerce::type_json_args;
+
 /// The declared type of one parameter, reduced to what conversion needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamType {
@@ -108,6 +110,11 @@ impl Tools {
             node = if *seg == "[]" { node.get("items")? } else { node.get("properties")?.get(*seg)? };
         }
         Some(type_of(node))
+    }
+
+    /// The schema of `param` of `func`, when declared.
+    pub fn param_schema(&self, func: &str, param: &str) -> Option<&Value> {
+        self.schemas.get(func)?.get("properties")?.get(param)
     }
 
     /// The declared type of `param` of `func`; String when either is unknown.

@@ -31,6 +31,8 @@ enum Phase {
     ArrAfter,
     Between,
     Trail,
+    /// `single`: the object closed; whatever follows goes to `done`.
+    Single,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,8 @@ pub(crate) struct Env {
     args_started: bool,
     role: Option<Role>,
     skip: JsonScanner,
+    /// The (non-array) object closed.
+    closed: bool,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -290,6 +294,7 @@ impl Engine {
                 _ => Step::Done,
             },
             Phase::Trail => Step::Took(bytes.len() - i),
+            Phase::Single => Step::Done,
         }
     }
 
@@ -335,6 +340,11 @@ impl Engine {
         if !committed {
             return Step::Fail;
         }
+        if cfg.single {
+            // One well-formed object or nothing: a held group fails.
+            self.hold_fail(None);
+            return Step::Fail;
+        }
         if cfg.separator.is_some() {
             return Step::Done;
         }
@@ -359,8 +369,11 @@ impl Engine {
         // The closing brace belongs to the envelope, not to the arguments.
         self.end_call(out);
         let env = self.env.as_mut().expect("env");
+        env.closed = true;
         env.phase = if cfg.array {
             Phase::ArrAfter
+        } else if cfg.single {
+            Phase::Single
         } else if cfg.separator.is_some() {
             Phase::Between
         } else {
@@ -371,6 +384,12 @@ impl Engine {
 
     /// The envelope state is left (a closing marker, or the end of output).
     pub(super) fn env_finish(&mut self, out: &mut Delta) {
+        let single = matches!(&self.fmt.states[self.state as usize].mode,
+            crate::format::compiled::Mode::Envelope(c) if c.single);
+        if single && !self.env.as_ref().is_some_and(|e| e.closed) {
+            // A `single` object left unclosed: a held group fails.
+            self.hold_fail(None);
+        }
         self.env = None;
         self.end_call(out);
     }

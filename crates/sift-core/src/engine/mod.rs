@@ -19,6 +19,7 @@
 
 mod args;
 mod envelope;
+mod hold;
 mod pycalls;
 mod pyvalue;
 mod relaxed;
@@ -44,6 +45,9 @@ pub(crate) struct Settings {
     pub id_seed: Option<u64>,
     /// `tool_choice` named: the whole output is this function's arguments.
     pub named: Option<String>,
+    /// `tool_choice` named, written in the family's own format: with
+    /// `known_names_only`, a call to another function is not a call.
+    pub choice: Option<String>,
 }
 
 #[derive(Debug)]
@@ -88,6 +92,10 @@ pub(crate) struct Engine {
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     param_override: Option<crate::schema::ParamType>,
+    /// The open held group (see `hold.rs`).
+    hold: Option<hold::Hold>,
+    /// A held group opened or ended: the lexer stops there.
+    hold_toggled: bool,
     set: Settings,
 }
 
@@ -109,6 +117,8 @@ impl Engine {
             hdr: String::new(),
             started: false,
             param_override: None,
+            hold: None,
+            hold_toggled: false,
             set,
         };
         let mut sink = Delta::default();
@@ -142,7 +152,7 @@ impl Engine {
                 }
             }
         }
-        if self.held.is_empty() {
+        if self.held.is_empty() && self.hold.is_none() {
             // The common delta: plain text with no marker's first byte in it.
             let st = &self.fmt.states[self.state as usize];
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
@@ -184,6 +194,8 @@ impl Engine {
         if !self.started {
             self.start(out);
         }
+        // A group still held at the end never closed: it is content.
+        self.hold_finish(out);
         let held = std::mem::take(&mut self.held);
         if self.fmt.calls.drop_unfinished_marker {
             // The held tail is a marker the output stopped in the middle of.
@@ -210,7 +222,9 @@ impl Engine {
         self.end_call(out);
     }
 
-    fn lex(&mut self, s: &str, at_end: bool, out: &mut Delta) {
+    /// One lexing run over `s`. `Some(n)`: a held group opened or ended
+    /// after `n` bytes; the caller ([`Engine::lex`]) resumes from there.
+    fn lex_run(&mut self, s: &str, at_end: bool, out: &mut Delta) -> Option<usize> {
         use crate::format::compiled::Probe;
         let bytes = s.as_bytes();
         let mut pos = 0;
@@ -241,15 +255,23 @@ impl Engine {
                 }
             };
             let Some((p, full, partial)) = look else {
-                if let Some(used) = self.text(&s[text_start..], out) {
+                let r = self.text(&s[text_start..], out);
+                if std::mem::take(&mut self.hold_toggled) {
+                    return Some(r.map_or(s.len(), |u| text_start + u));
+                }
+                if let Some(used) = r {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
-                return;
+                return None;
             };
             if let Some((len, t, tr, token)) = full {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                let r = self.text(&s[text_start..p], out);
+                if std::mem::take(&mut self.hold_toggled) {
+                    return Some(r.map_or(p, |u| text_start + u));
+                }
+                if let Some(used) = r {
                     text_start += used;
                     pos = text_start;
                     continue;
@@ -263,6 +285,9 @@ impl Engine {
                 self.apply(tr, &s[p..end], out);
                 pos = if tr.reprocess { p } else { end };
                 text_start = pos;
+                if std::mem::take(&mut self.hold_toggled) {
+                    return Some(pos);
+                }
                 if tr.reprocess {
                     // Read the marker again in the new state; when that state
                     // treats it as text, hand it over and search past it.
@@ -271,7 +296,11 @@ impl Engine {
                         Probe::Full(_)
                     );
                     if !again {
-                        if let Some(used) = self.text(&s[p..end], out) {
+                        let r = self.text(&s[p..end], out);
+                        if std::mem::take(&mut self.hold_toggled) {
+                            return Some(r.map_or(end, |u| p + u));
+                        }
+                        if let Some(used) = r {
                             text_start = p + used;
                             pos = text_start;
                             continue;
@@ -281,13 +310,17 @@ impl Engine {
                     }
                 }
             } else if partial && !at_end {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                let r = self.text(&s[text_start..p], out);
+                if std::mem::take(&mut self.hold_toggled) {
+                    return Some(r.map_or(p, |u| text_start + u));
+                }
+                if let Some(used) = r {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
                 self.held.push_str(&s[p..]);
-                return;
+                return None;
             } else {
                 pos = p + 1;
             }
@@ -325,6 +358,7 @@ impl Engine {
             RelaxedStr,
             Pythonic,
             Header,
+            Blank,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -339,6 +373,7 @@ impl Engine {
             Mode::RelaxedStr => K::RelaxedStr,
             Mode::Pythonic(_) => K::Pythonic,
             Mode::Header(_) => K::Header,
+            Mode::Blank => K::Blank,
         };
         match kind {
             K::Content => out.content.push_str(s),
@@ -348,6 +383,12 @@ impl Engine {
                 }
             }
             K::Drop => self.record(s),
+            K::Blank => {
+                if let Some(i) = self.blank_text(s) {
+                    return Some(i);
+                }
+                self.record(s);
+            }
             K::Name | K::ParamName => {
                 self.record(s);
                 if let Some(c) = &mut self.call {
@@ -478,6 +519,15 @@ impl Engine {
         self.state = tr.to;
         if moves {
             self.enter(tr.to, out);
+        }
+        if let Some(fail_to) = tr.hold {
+            self.hold_open(fail_to, if tr.reprocess { "" } else { marker });
+        }
+        if tr.release {
+            self.hold_release();
+        }
+        if tr.fail {
+            self.hold_fail(Some(tr.to));
         }
     }
 
@@ -612,6 +662,13 @@ impl Engine {
             // Not a declared function: the call stays uncommitted (content or dropped).
             return;
         }
+        if self.fmt.calls.known_names_only && self.set.choice.as_ref().is_some_and(|c| *c != name) {
+            // Not the named tool_choice.
+            return;
+        }
+        if self.fmt.calls.word_names && (name.is_empty() || name.chars().any(char::is_whitespace)) {
+            return;
+        }
         let Some(c) = &mut self.call else { return };
         if self.fmt.defer_calls {
             c.name.clone_from(&name);
@@ -637,6 +694,9 @@ impl Engine {
     /// Ends the open call. A deferred call is emitted only now, and only when
     /// its arguments are whole.
     fn end_call(&mut self, out: &mut Delta) {
+        if self.holding() {
+            return self.hold_end_call(out);
+        }
         let Some(c) = &mut self.call else { return };
         if c.index.is_none() && c.deferred.is_some() {
             let mut c = self.call.take().expect("open call");

@@ -30,6 +30,9 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             param: None,
             route: false,
             keep: false,
+            hold: None,
+            release: false,
+            fail: false,
         },
         TransitionSpec::Full(t) => t.clone(),
     }
@@ -92,6 +95,7 @@ impl Builder {
                 let t = self.term(g, spec, tname)?;
                 let mut tt = table(tr);
                 tt.to = rename(&tt.to);
+                tt.hold = tt.hold.as_deref().map(rename);
                 self.states[slot].2.push((t, tt));
             }
         }
@@ -134,6 +138,16 @@ fn content_spec() -> FormatSpec {
 /// Composes and compiles a reasoning grammar (None: plain content) with a
 /// tool grammar (None: no tool calls).
 pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Result<Format, FormatError> {
+    compile_entry(reasoning, tools, None)
+}
+
+/// [`compile`] with the tool grammar entered at `entry` instead of its
+/// declared one (a tool format's `[[switch]]` variant).
+pub fn compile_entry(
+    reasoning: Option<&FormatSpec>,
+    tools: Option<&FormatSpec>,
+    entry: Option<&str>,
+) -> Result<Format, FormatError> {
     let identity = content_spec();
     let r = reasoning.unwrap_or(&identity);
     let name = format!("{}+{}", reasoning.map_or("none", |s| &s.name), tools.map_or("none", |s| &s.name));
@@ -149,7 +163,8 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     if let Some(t) = tools {
         b.add_terminals(1, t)?;
     }
-    let entry = tool_state(tools.and_then(|t| t.entry.as_deref()).unwrap_or("content"));
+    let declared = tool_state(tools.and_then(|t| t.entry.as_deref()).unwrap_or("content"));
+    let entry = entry.map_or_else(|| declared.clone(), tool_state);
     let entry_c = entry.clone();
     let rename = move |s: &str| {
         if s == "content" {
@@ -171,19 +186,17 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
     let initial = b.state(&r.name, &initial_name)?;
     let mut switches = vec![];
     for s in &r.switches {
-        let v = serde_json::to_value(&s.equals).unwrap_or(serde_json::Value::Null);
-        let key = match (&s.kwarg, &s.field, &s.init) {
-            (Some(k), None, None) => SwitchKey::Kwarg(k.clone()),
-            (None, Some(f), None) => SwitchKey::Field(f.clone()),
-            (None, None, Some(i)) => SwitchKey::Init(i.clone()),
-            _ => {
-                return Err(FormatError::BadMode {
-                    state: s.state.clone(),
-                    mode: "switch needs exactly one of kwarg, field, init".into(),
-                })
-            }
-        };
+        let (key, v) = switch_key(s)?;
         switches.push((key, v, b.state(&r.name, &rename(&s.state))?));
+    }
+    // A tool format's switches pick the entry of sibling variants: their
+    // states are roots too.
+    let mut roots = vec![b.state(&r.name, &declared)?];
+    if let Some(t) = tools {
+        for s in &t.switches {
+            switch_key(s)?;
+            roots.push(b.state(&t.name, &tool_state(&s.state))?);
+        }
     }
     let (mut prompt_turns, mut prompt_enter, mut prompt_prime) = (vec![], vec![], false);
     if let Some(p) = &r.prompt {
@@ -212,7 +225,19 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         }
         let mut spellings: Vec<(Box<[u8]>, TermId, Trans)> = vec![];
         for (t, tt) in trans {
+            if tt.hold.is_some() && (tt.release || tt.fail) {
+                return Err(FormatError::BadMode {
+                    state: sname.clone(),
+                    mode: "a transition cannot both hold and release or fail".into(),
+                });
+            }
             let tr = Trans {
+                hold: match &tt.hold {
+                    Some(h) => Some(b.state(&spec.name, h)?),
+                    None => None,
+                },
+                release: tt.release,
+                fail: tt.fail,
                 to: b.state(&spec.name, &tt.to)?,
                 call: tt.call,
                 end: tt.end,
@@ -237,8 +262,18 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr =
-                Trans { to: me, call: false, end: false, reprocess: false, param: None, route: false, keep: false };
+            let tr = Trans {
+                to: me,
+                call: false,
+                end: false,
+                reprocess: false,
+                param: None,
+                route: false,
+                keep: false,
+                hold: None,
+                release: false,
+                fail: false,
+            };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,
                 // and a spelling the state already acts on keeps its action.
@@ -284,7 +319,13 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         token_ids: HashMap::new(),
         reasoning_markers: (find("think_start"), find("think_end")),
     };
-    check_reachable(&f)?;
+    if f.calls.schema_args && !f.states.iter().any(|s| s.spellings.iter().any(|x| x.2.hold.is_some())) {
+        return Err(FormatError::BadMode {
+            state: "calls.schema_args".into(),
+            mode: "schema_args types held calls: the format has no `hold` transition".into(),
+        });
+    }
+    check_reachable(&f, &roots)?;
     check_reprocess(&f)?;
     f.states.shrink_to_fit();
     Ok(f)
@@ -318,6 +359,7 @@ fn compile_mode(
             "args" => Mode::Args,
             "relaxed" => Mode::Relaxed(false),
             "relaxed_string" => Mode::RelaxedStr,
+            "blank" => Mode::Blank,
             other => return Err(bad(other)),
         },
         ModeSpec::Table(t) => match t.kind.as_str() {
@@ -348,6 +390,7 @@ fn compile_mode(
                     fail: st(&t.fail, "content")?,
                     empty_args: t.empty_args,
                     keyed: t.keyed,
+                    single: t.single,
                 }))
             }
             "header" => {
@@ -429,9 +472,27 @@ fn needle_for(sp: &[(Box<[u8]>, TermId, Trans)]) -> Needle {
     }
 }
 
-fn check_reachable(f: &Format) -> Result<(), FormatError> {
+/// A switch's key and value.
+pub(crate) fn switch_key(s: &SwitchSpec) -> Result<(SwitchKey, serde_json::Value), FormatError> {
+    let v = serde_json::to_value(&s.equals).unwrap_or(serde_json::Value::Null);
+    let key = match (&s.kwarg, &s.field, &s.init) {
+        (Some(k), None, None) => SwitchKey::Kwarg(k.clone()),
+        (None, Some(f), None) => SwitchKey::Field(f.clone()),
+        (None, None, Some(i)) => SwitchKey::Init(i.clone()),
+        _ => {
+            return Err(FormatError::BadMode {
+                state: s.state.clone(),
+                mode: "switch needs exactly one of kwarg, field, init".into(),
+            })
+        }
+    };
+    Ok((key, v))
+}
+
+fn check_reachable(f: &Format, roots: &[StateId]) -> Result<(), FormatError> {
     let mut seen = vec![false; f.states.len()];
     let mut stack = vec![f.initial];
+    stack.extend_from_slice(roots);
     stack.extend(f.switches.iter().map(|s| s.2));
     stack.extend(f.prompt_enter.iter().map(|s| s.1));
     if let Some(c) = f.states.iter().position(|s| s.name == "content") {
@@ -443,6 +504,7 @@ fn check_reachable(f: &Format) -> Result<(), FormatError> {
         }
         let st = &f.states[s as usize];
         stack.extend(st.spellings.iter().map(|x| x.2.to));
+        stack.extend(st.spellings.iter().filter_map(|x| x.2.hold));
         stack.extend(st.then);
         if let Mode::Envelope(e) = &st.mode {
             stack.push(e.done);

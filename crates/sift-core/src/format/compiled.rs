@@ -35,6 +35,8 @@ pub(crate) struct EnvelopeCfg {
     pub fail: StateId,
     pub empty_args: bool,
     pub keyed: bool,
+    /// Exactly one object; what follows goes to `done`.
+    pub single: bool,
 }
 
 /// A header state's routing.
@@ -74,6 +76,8 @@ pub(crate) enum Mode {
     Pythonic(Box<PyCfg>),
     /// A message header (harmony): collected, then routed.
     Header(Box<HeaderCfg>),
+    /// Only white space may appear: other text fails the held group.
+    Blank,
 }
 
 /// A transition's effect.
@@ -89,6 +93,12 @@ pub(crate) struct Trans {
     pub route: bool,
     /// The marker is also text of the state it leaves.
     pub keep: bool,
+    /// Opens a held group; the state the output continues in if it fails.
+    pub hold: Option<StateId>,
+    /// Closes the held group.
+    pub release: bool,
+    /// Fails the held group.
+    pub fail: bool,
 }
 
 /// How the lexer finds candidate marker starts in one state.
@@ -309,18 +319,25 @@ impl Format {
             }
         }
         for (key, val, st) in &self.switches {
-            let got = match key {
-                SwitchKey::Kwarg(k) => input.kwargs.and_then(|o| o.get(k)).cloned(),
-                SwitchKey::Field(f) if f == "reasoning_effort" => {
-                    input.reasoning_effort.map(|s| serde_json::Value::String(s.to_string()))
-                }
-                SwitchKey::Field(_) => None,
-                SwitchKey::Init(k) => input.init.and_then(|o| o.get(k)).cloned(),
-            };
-            if got.as_ref() == Some(val) {
+            if key.matches(val, input) {
                 return *st;
             }
         }
         self.initial
+    }
+}
+
+impl SwitchKey {
+    /// Whether the request's value for this key equals `val`.
+    pub(crate) fn matches(&self, val: &serde_json::Value, input: SwitchInput<'_>) -> bool {
+        let got = match self {
+            SwitchKey::Kwarg(k) => input.kwargs.and_then(|o| o.get(k)).cloned(),
+            SwitchKey::Field(f) if f == "reasoning_effort" => {
+                input.reasoning_effort.map(|s| serde_json::Value::String(s.to_string()))
+            }
+            SwitchKey::Field(_) => None,
+            SwitchKey::Init(k) => input.init.and_then(|o| o.get(k)).cloned(),
+        };
+        got.as_ref() == Some(val)
     }
 }

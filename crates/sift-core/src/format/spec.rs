@@ -105,7 +105,8 @@ impl TerminalSpec {
     }
 }
 
-/// A request switch: one of `kwarg` (a `chat_template_kwargs` key), `field`
+/// A request switch (in a tool format it picks the `entry` state, and the
+/// factory compiles one variant per switch): one of `kwarg` (a `chat_template_kwargs` key), `field`
 /// (a request field: `reasoning_effort`) or `init` (a `parser_init_kwargs`
 /// key) equal to `equals` selects `state`.
 #[derive(Debug, Clone, Deserialize)]
@@ -216,6 +217,9 @@ pub struct ModeTable {
     /// `relaxed`: how bare values are read: `literal` (default) or `schema`.
     #[serde(default)]
     pub values: Option<String>,
+    /// `envelope`: exactly one object; whatever follows it goes to `done`.
+    #[serde(default)]
+    pub single: bool,
 }
 
 /// A header route: a header containing `contains` sends the message to `to`;
@@ -269,6 +273,21 @@ pub struct TransitionTable {
     /// `</think>` that ends its content preamble).
     #[serde(default)]
     pub keep: bool,
+    /// Opens a held group: from here on calls are buffered, not emitted,
+    /// until a `release` transition; if the group fails (a `fail`
+    /// transition, non-blank text in a `blank` state, a call that never
+    /// commits or whose JSON arguments are not whole, a release with no
+    /// call, or the end of output), its text becomes content and the output
+    /// continues in the state named here.
+    #[serde(default)]
+    pub hold: Option<String>,
+    /// Closes the held group: its calls are emitted (when it has any and
+    /// did not fail).
+    #[serde(default)]
+    pub release: bool,
+    /// Fails the held group (see `hold`); the output continues in `to`.
+    #[serde(default)]
+    pub fail: bool,
 }
 
 /// What happens to calls that never got a name.
@@ -315,6 +334,13 @@ pub struct CallPolicy {
     /// call with an empty name (vLLM's Mistral parser on `[TOOL_CALLS]{…}`).
     #[serde(default)]
     pub nameless_args: bool,
+    /// JSON arguments of held calls are typed by the tool's schema, value by
+    /// value (vLLM's `coerce_to_schema_type`): `"2"` for an integer becomes 2.
+    #[serde(default)]
+    pub schema_args: bool,
+    /// A name with white space inside is not a name (the call never commits).
+    #[serde(default)]
+    pub word_names: bool,
 }
 
 impl FormatSpec {
