@@ -23,6 +23,7 @@ schema_args = true
 [terminals]
 open = ["[["]
 close = ["]]"]
+triple = ["]]]"]
 call = ["("]
 end = [")"]
 [states.plain]
@@ -37,6 +38,7 @@ text = "content"
 text = "blank"
 on.call = { to = "name", call = true }
 on.close = { to = "plain", release = true }
+on.triple = { to = "rest", fail = true }
 [states.name]
 text = "name"
 on.end = { to = "group", end = true }
@@ -95,6 +97,17 @@ fn a_whole_group_is_calls() {
     let names: Vec<_> = m.tool_calls.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["f", "g", "g"]);
     assert_eq!(m.content.as_deref(), Some("a  b "));
+}
+
+#[test]
+fn a_release_marker_held_back_at_the_end_still_releases() {
+    // `]]` could be the start of `]]]` until the output ends.
+    let m = parse(&request(None), "x [[(f)]]");
+    assert_eq!(m.tool_calls.len(), 1);
+    assert_eq!(m.content.as_deref(), Some("x "));
+    let m = parse(&request(None), "[[(f)]]] y");
+    assert!(m.tool_calls.is_empty());
+    assert_eq!(m.content.as_deref(), Some("[[(f)]]] y"));
 }
 
 #[test]

@@ -145,11 +145,15 @@ impl Engine {
     }
 
     /// The end of output with a group still open: it fails, taking the held
-    /// tail with it.
+    /// tail with it (a group released by a marker known only by its id is
+    /// emitted).
     pub(super) fn hold_finish(&mut self, out: &mut Delta) {
         if let Some(mut h) = self.hold.take() {
             h.raw.push_str(&std::mem::take(&mut self.held));
-            self.pending.clear();
+            if h.end == End::Released && self.next_index > h.first_index {
+                out.append(&h.buf);
+                return;
+            }
             self.hold_resolve_fail(h, out);
         }
     }

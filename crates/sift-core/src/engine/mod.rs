@@ -194,8 +194,6 @@ impl Engine {
         if !self.started {
             self.start(out);
         }
-        // A group still held at the end never closed: it is content.
-        self.hold_finish(out);
         let held = std::mem::take(&mut self.held);
         if self.fmt.calls.drop_unfinished_marker {
             // The held tail is a marker the output stopped in the middle of.
@@ -212,6 +210,8 @@ impl Engine {
                 self.apply(tr, "", out);
             }
         }
+        // A group still held at the end never closed: it is content.
+        self.hold_finish(out);
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
             Mode::ParamValue => self.close_param(out),
