@@ -48,6 +48,28 @@ pub fn type_json_args(tools: &Tools, func: &str, args: &str) -> Option<String> {
     Some(out)
 }
 
+/// Whether a JSON object's text names one key twice (`None`: not an object).
+pub(crate) fn has_duplicate_keys(args: &str) -> Option<bool> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys;
+    impl<'de> Visitor<'de> for Keys {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            let mut dup = false;
+            while let Some(k) = map.next_key::<String>()? {
+                map.next_value::<IgnoredAny>()?;
+                dup |= !seen.insert(k);
+            }
+            Ok(dup)
+        }
+    }
+    serde_json::Deserializer::from_str(args).deserialize_map(Keys).ok()
+}
+
 /// Every type a schema allows (`type`, `enum` values, `anyOf`/`oneOf`/`allOf`);
 /// `["string"]` when it says none.
 pub(crate) fn schema_types(schema: &Value) -> Vec<String> {
@@ -263,6 +285,13 @@ mod tests {
         assert_eq!(got(r#"{"o": "{\"a\":1}", "u": "null"}"#).unwrap(), r#"{"o": {"a": 1}, "u": null}"#);
         assert_eq!(got(r#"{"i": "x1", "b": "maybe"}"#).unwrap(), r#"{"i": "x1", "b": "maybe"}"#);
         assert_eq!(got("[1]"), None);
+    }
+
+    #[test]
+    fn duplicate_keys() {
+        assert_eq!(has_duplicate_keys(r#"{"a": 1, "b": {"a": 2}}"#), Some(false));
+        assert_eq!(has_duplicate_keys(r#"{"a": 1, "a": 2}"#), Some(true));
+        assert_eq!(has_duplicate_keys("[1]"), None);
     }
 
     #[test]

@@ -170,8 +170,9 @@ impl Engine {
         Some(i)
     }
 
-    /// Ends the open call of a held group: a call that never committed, or
-    /// whose JSON arguments are not whole, fails the group; a whole one gets
+    /// Ends the open call of a held group: a call that never committed,
+    /// whose JSON arguments are not whole, or (with `unique_params`) that
+    /// names a parameter twice, fails the group; a whole one gets
     /// its arguments finished (and typed by schema with `schema_args`).
     pub(super) fn hold_end_call(&mut self, out: &mut Delta) {
         let Some(c) = self.call.take() else { return };
@@ -199,6 +200,13 @@ impl Engine {
         }
         let f = out.call_fragment(index);
         f.arguments.push_str(&tail);
+        if self.fmt.calls.unique_params
+            && matches!(c.args, ArgsW::Params(_))
+            && crate::coerce::has_duplicate_keys(&f.arguments) != Some(false)
+        {
+            self.hold_fail(None);
+            return;
+        }
         if self.fmt.calls.schema_args {
             let typed = crate::schema::type_json_args(&self.set.tools, &c.name, &f.arguments);
             match typed {

@@ -341,6 +341,9 @@ pub struct CallPolicy {
     /// A name with white space inside is not a name (the call never commits).
     #[serde(default)]
     pub word_names: bool,
+    /// A held call that names one parameter twice fails its group.
+    #[serde(default)]
+    pub unique_params: bool,
 }
 
 impl FormatSpec {
