@@ -22,7 +22,7 @@ REASONS = [
     (r"^minicpm5/", "minicpm5: needs schema validation of calls (required keys, duplicates, aliases) not modelled yet"),
     (r"^minimax_m3/TestArguments|minimax_m3-complex-json-args", "minimax_m3: nested XML arguments (<key>/<item> elements) not modelled yet"),
     (r"^minicpmv\+None/TestNewlineRecovery", "minicpmv: vLLM rewrites escaped newlines in text; not modelled"),
-    (r"TestParallelUnwrapping|arguments_wrapper", "DSML: unwrapping an 'arguments' wrapper parameter by schema not modelled yet"),
+    (r"^dots/test_non_stream_unknown_tool_is_left_as_content", "vLLM's dots one-shot keeps the whole output as content when no block calls a known tool, a whole-output decision; Sift drops a block that calls an unknown tool"),
     (r"^phi4_mini_json/TestPhi4MiniToolParser_test_malformed_input\[True\]", "vLLM's phi4_mini_json streaming returns nothing; its one-shot answer keeps the text, which Sift follows"),
     (r"^phi4_mini_json/TestPhi4MiniToolParser_test_surrounding_text", "vLLM drops all text around a functools list, which would hold the whole output; Sift streams the text before the call as content"),
     (r"^xlam/test_extract_tool_calls_streaming_incremental\[single_tool_with_json_code_block\]", "vLLM's xlam stream leaks half the JSON into content; its one-shot answer does not, which Sift follows"),
