@@ -110,6 +110,11 @@ impl Tools {
         Some(type_of(node))
     }
 
+    /// The `parameters` schema of `func`, when the request declares it.
+    pub fn parameters(&self, func: &str) -> Option<&Value> {
+        self.schemas.get(func)
+    }
+
     /// The declared type of `param` of `func`; String when either is unknown.
     pub fn param_type(&self, func: &str, param: &str) -> ParamType {
         self.funcs.get(func).and_then(|p| p.get(param)).copied().unwrap_or(ParamType::String)

@@ -22,6 +22,7 @@ mod envelope;
 mod pycalls;
 mod pyvalue;
 mod relaxed;
+mod xmlargs;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
@@ -53,6 +54,7 @@ enum ArgsW {
     Params(Params),
     Relaxed(relaxed::Relaxed),
     Py(pyvalue::PyArgs),
+    Xml(xmlargs::XmlArgs),
 }
 
 #[derive(Debug)]
@@ -325,6 +327,7 @@ impl Engine {
             RelaxedStr,
             Pythonic,
             Header,
+            Xml,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -339,6 +342,7 @@ impl Engine {
             Mode::RelaxedStr => K::RelaxedStr,
             Mode::Pythonic(_) => K::Pythonic,
             Mode::Header(_) => K::Header,
+            Mode::Xml(_) => K::Xml,
         };
         match kind {
             K::Content => out.content.push_str(s),
@@ -396,6 +400,14 @@ impl Engine {
                 self.with_args(out, |a, o| {
                     if let ArgsW::Relaxed(r) = a {
                         r.str_text(s, o)
+                    }
+                });
+            }
+            K::Xml => {
+                self.record(s);
+                self.with_args(out, |a, _| {
+                    if let ArgsW::Xml(x) = a {
+                        x.text(s)
                     }
                 });
             }
@@ -544,6 +556,14 @@ impl Engine {
                     r.str_open(o)
                 }
             }),
+            Mode::Xml(cfg) => {
+                let tools = Arc::clone(&self.set.tools);
+                if let Some(c) = &mut self.call {
+                    if matches!(c.args, ArgsW::None) {
+                        c.args = ArgsW::Xml(xmlargs::XmlArgs::new(cfg, &c.name, tools));
+                    }
+                }
+            }
             Mode::Envelope(_) => self.env = Some(Env::default()),
             Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
             Mode::Header(_) => self.hdr.clear(),
@@ -664,6 +684,7 @@ impl Engine {
                 ArgsW::Params(p) => p.finish(&mut f.arguments),
                 ArgsW::Relaxed(r) => r.finish(&mut f.arguments),
                 ArgsW::Py(p) => p.finish(&mut f.arguments),
+                ArgsW::Xml(x) => x.finish(&mut f.arguments),
             }
             return;
         }
@@ -680,6 +701,7 @@ impl Engine {
             ArgsW::Params(p) => p.finish(o),
             ArgsW::Relaxed(r) => r.finish(o),
             ArgsW::Py(p) => p.finish(o),
+            ArgsW::Xml(x) => x.finish(o),
         });
         self.call = None;
     }

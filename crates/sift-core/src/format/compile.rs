@@ -237,8 +237,15 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr =
-                Trans { to: me, call: false, end: false, reprocess: false, param: None, route: false, keep: false };
+            let tr = Trans {
+                to: me,
+                call: false,
+                end: false,
+                reprocess: false,
+                param: None,
+                route: false,
+                keep: false,
+            };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,
                 // and a spelling the state already acts on keeps its action.
@@ -388,6 +395,21 @@ fn compile_mode(
                 Some("schema") => Mode::Relaxed(true),
                 Some(other) => return Err(bad(other)),
             },
+            "xml" => {
+                let prefix = t.prefix.clone().unwrap_or_default();
+                let max_depth = t.max_depth.unwrap_or(128);
+                let mixed_text = t.mixed_text.clone().unwrap_or_else(|| "$text".into());
+                if prefix.is_empty() || prefix.len() > 64 {
+                    return Err(bad("xml: prefix must be 1 to 64 bytes"));
+                }
+                if !(1..=1024).contains(&max_depth) {
+                    return Err(bad("xml: max_depth must be 1 to 1024"));
+                }
+                if mixed_text.is_empty() {
+                    return Err(bad("xml: mixed_text must not be empty"));
+                }
+                Mode::Xml(Box::new(crate::format::compiled::XmlCfg { prefix, max_depth, mixed_text }))
+            }
             other => return Err(bad(other)),
         },
     })

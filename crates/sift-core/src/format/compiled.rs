@@ -55,6 +55,17 @@ pub(crate) struct PyCfg {
     pub fail: StateId,
 }
 
+/// The nested XML arguments kernel's settings (see `engine/xmlargs.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct XmlCfg {
+    /// What introduces every tag (`]<]minimax[>[`).
+    pub prefix: String,
+    /// Elements nested deeper than this make the rest of the body malformed.
+    pub max_depth: usize,
+    /// The field holding text mixed with child elements (`$text`).
+    pub mixed_text: String,
+}
+
 /// What plain text in a state becomes.
 #[derive(Debug, Clone)]
 pub(crate) enum Mode {
@@ -74,6 +85,8 @@ pub(crate) enum Mode {
     Pythonic(Box<PyCfg>),
     /// A message header (harmony): collected, then routed.
     Header(Box<HeaderCfg>),
+    /// Nested XML elements typed by the tool schema (MiniMax-M3).
+    Xml(Box<XmlCfg>),
 }
 
 /// A transition's effect.

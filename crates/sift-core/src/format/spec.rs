@@ -216,6 +216,15 @@ pub struct ModeTable {
     /// `relaxed`: how bare values are read: `literal` (default) or `schema`.
     #[serde(default)]
     pub values: Option<String>,
+    /// `xml`: the text that introduces every element tag.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// `xml`: the deepest element nesting accepted (default 128, at most 1024).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
+    /// `xml`: the field for text mixed with child elements (default `$text`).
+    #[serde(default)]
+    pub mixed_text: Option<String>,
 }
 
 /// A header route: a header containing `contains` sends the message to `to`;
