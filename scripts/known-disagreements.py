@@ -27,7 +27,7 @@ REASONS = [
     (r"^inkling\+inkling/TestNonStreaming_test_tool_header_name_is_not_visible_content", "vLLM reads bare text before <|content_invoke_tool_json|> as the call's header name; telling it from content would mean holding all text until a marker (unbounded holdback), so Sift streams it as content"),
     (r"^step3/TestStep3ToolParser_test_malformed_input\[False\]", "vLLM's step3 one-shot needs the closed block and 'function<｜tool_sep｜>' before a call, its streaming does not; the corpus' streamed step3 cases need calls as they close, which Sift gives both ways"),
     (r"^minicpmv\+None/TestNewlineRecovery", "minicpmv: vLLM rewrites escaped newlines in text; not modelled"),
-    (r"TestParallelUnwrapping|arguments_wrapper", "DSML: unwrapping an 'arguments' wrapper parameter by schema not modelled yet"),
+    (r"^dots/test_non_stream_unknown_tool_is_left_as_content", "vLLM's dots one-shot keeps the whole output as content when no block calls a known tool, a whole-output decision; Sift drops a block that calls an unknown tool"),
     (r"^phi4_mini_json/TestPhi4MiniToolParser_test_malformed_input\[True\]", "vLLM's phi4_mini_json streaming returns nothing; its one-shot answer keeps the text, which Sift follows"),
     (r"^phi4_mini_json/TestPhi4MiniToolParser_test_surrounding_text", "vLLM drops all text around a functools list, which would hold the whole output; Sift streams the text before the call as content"),
     (r"^xlam/test_extract_tool_calls_streaming_incremental\[single_tool_with_json_code_block\]", "vLLM's xlam stream leaks half the JSON into content; its one-shot answer does not, which Sift follows"),

@@ -23,6 +23,7 @@ mod pycalls;
 mod pyvalue;
 mod relaxed;
 mod xmlargs;
+mod unwrap;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
@@ -68,6 +69,8 @@ struct OpenCall {
     early_args: String,
     /// A deferred call's name and id: it is emitted whole when it closes.
     deferred: Option<(String, Option<String>)>,
+    /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
+    held: Option<String>,
 }
 
 /// The per-request state.
@@ -89,7 +92,7 @@ pub(crate) struct Engine {
     /// Whether anything was pushed yet.
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
-    param_override: Option<crate::schema::ParamType>,
+    param_override: Option<crate::format::compiled::ParamForce>,
     set: Settings,
 }
 
@@ -448,6 +451,11 @@ impl Engine {
         let suppress = self.set.suppress_calls;
         let Some(c) = &mut self.call else { return };
         match c.index {
+            Some(_) if c.held.is_some() => {
+                if let Some(h) = &mut c.held {
+                    f(&mut c.args, h)
+                }
+            }
             Some(i) if !suppress => {
                 f(&mut c.args, &mut out.call_fragment(i).arguments);
                 out.drop_empty_fragment();
@@ -469,6 +477,9 @@ impl Engine {
         let from = self.state;
         if tr.keep {
             self.kernel_text(marker, out);
+        }
+        if tr.discard && self.call.as_ref().is_some_and(|c| c.index.is_none() && c.deferred.is_none()) {
+            self.call = None;
         }
         if !tr.call && !tr.reprocess {
             self.record(marker);
@@ -596,6 +607,7 @@ impl Engine {
             args: ArgsW::None,
             early_args: String::new(),
             deferred: None,
+            held: None,
         });
     }
 
@@ -676,16 +688,22 @@ impl Engine {
             self.next_index += 1;
             let f = out.call_fragment(index);
             f.id = Some(id.unwrap_or_else(|| self.ids.next()));
-            f.name = Some(name);
-            f.arguments.push_str(&c.early_args);
+            let mut args = std::mem::take(&mut c.early_args);
             match &mut c.args {
-                ArgsW::None => f.arguments.push_str("{}"),
-                ArgsW::Raw(r) => r.finish(&mut f.arguments),
-                ArgsW::Params(p) => p.finish(&mut f.arguments),
-                ArgsW::Relaxed(r) => r.finish(&mut f.arguments),
-                ArgsW::Py(p) => p.finish(&mut f.arguments),
-                ArgsW::Xml(x) => x.finish(&mut f.arguments),
+                ArgsW::None => args.push_str("{}"),
+                ArgsW::Raw(r) => r.finish(&mut args),
+                ArgsW::Params(p) => p.finish(&mut args),
+                ArgsW::Relaxed(r) => r.finish(&mut args),
+                ArgsW::Py(p) => p.finish(&mut args),
+                ArgsW::Xml(x) => x.finish(&mut args),
             }
+            if c.held.is_some() {
+                let tools = &self.set.tools;
+                unwrap::resolve(&args, &self.fmt.calls.unwrap_params, tools, &name, &mut f.arguments);
+            } else {
+                f.arguments.push_str(&args);
+            }
+            f.name = Some(name);
             return;
         }
         if c.index.is_none() {
@@ -703,7 +721,15 @@ impl Engine {
             ArgsW::Py(p) => p.finish(o),
             ArgsW::Xml(x) => x.finish(o),
         });
-        self.call = None;
+        if let Some(c) = self.call.take() {
+            if let (Some(held), Some(i)) = (c.held, c.index) {
+                if !self.set.suppress_calls {
+                    let wrappers = &self.fmt.calls.unwrap_params;
+                    let args = &mut out.call_fragment(i).arguments;
+                    unwrap::resolve(&held, wrappers, &self.set.tools, &c.name, args);
+                }
+            }
+        }
     }
 
     fn open_param(&mut self, out: &mut Delta) {
@@ -712,7 +738,8 @@ impl Engine {
         if c.index.is_none() && c.deferred.is_none() {
             return;
         }
-        if matches!(c.args, ArgsW::None) {
+        let first = matches!(c.args, ArgsW::None);
+        if first {
             let mut p = Params::default();
             p.verbatim_keys = self.fmt.calls.verbatim_keys;
             p.verbatim_values = self.fmt.calls.verbatim_values;
@@ -720,10 +747,26 @@ impl Engine {
         }
         let key = std::mem::take(&mut c.param_key);
         let lookup = if self.fmt.calls.verbatim_keys { key.as_str() } else { key.trim() };
-        let ty = self.param_override.take().unwrap_or_else(|| tools.param_type(&c.name, lookup));
+        if first && unwrap::holds(&self.fmt.calls.unwrap_params, &tools, &c.name, lookup) {
+            c.held = Some(String::new());
+        } else if let Some(h) = c.held.take() {
+            // A second parameter: the wrapper does not unwrap; release what was held.
+            if let (Some(i), false) = (c.index, self.set.suppress_calls) {
+                out.call_fragment(i).arguments.push_str(&h);
+            }
+        }
+        use crate::format::compiled::ParamForce;
+        let (ty, literal) = match self.param_override.take() {
+            Some(ParamForce::Type(t)) => (t, false),
+            Some(ParamForce::Declared) => match tools.declared_type(&c.name, lookup) {
+                Some(t) => (t, !tools.nullable(&c.name, lookup)),
+                None => (crate::schema::ParamType::Json, false),
+            },
+            None => (tools.param_type(&c.name, lookup), false),
+        };
         self.with_args(out, |a, o| {
             if let ArgsW::Params(p) = a {
-                p.open(&key, ty, o)
+                p.open_as(&key, ty, literal, o)
             }
         });
     }

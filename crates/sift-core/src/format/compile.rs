@@ -30,6 +30,7 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             param: None,
             route: false,
             keep: false,
+            discard: false,
         },
         TransitionSpec::Full(t) => t.clone(),
     }
@@ -219,10 +220,12 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 reprocess: tt.reprocess,
                 route: tt.route,
                 keep: tt.keep,
+                discard: tt.discard,
                 param: match tt.param.as_deref() {
                     None => None,
-                    Some("string") => Some(crate::schema::ParamType::String),
-                    Some("json") => Some(crate::schema::ParamType::Json),
+                    Some("string") => Some(ParamForce::Type(crate::schema::ParamType::String)),
+                    Some("json") => Some(ParamForce::Type(crate::schema::ParamType::Json)),
+                    Some("declared") => Some(ParamForce::Declared),
                     Some(other) => {
                         return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() })
                     }
@@ -245,6 +248,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 param: None,
                 route: false,
                 keep: false,
+                discard: false,
             };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,

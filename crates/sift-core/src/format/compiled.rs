@@ -97,11 +97,23 @@ pub(crate) struct Trans {
     pub end: bool,
     pub reprocess: bool,
     /// Overrides the schema type of the parameter this transition opens.
-    pub param: Option<crate::schema::ParamType>,
+    pub param: Option<ParamForce>,
     /// Choose the target by the header state's routes.
     pub route: bool,
     /// The marker is also text of the state it leaves.
     pub keep: bool,
+    /// An open call that never committed is dropped, raw text and all.
+    pub discard: bool,
+}
+
+/// How a transition types the parameter it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamForce {
+    /// This type, whatever the schema says.
+    Type(crate::schema::ParamType),
+    /// The schema's type when it declares the parameter (a declared string
+    /// keeps `null` as text unless the schema admits null); JSON otherwise.
+    Declared,
 }
 
 /// How the lexer finds candidate marker starts in one state.

@@ -270,14 +270,20 @@ pub struct TransitionTable {
     /// Leave a `header` state by its routes (`to` is the default).
     #[serde(default)]
     pub route: bool,
-    /// The next parameter's type, overriding the tool schema: `string` or
-    /// `json` (DSML's `string="true|false"` attribute).
+    /// The next parameter's type, overriding the tool schema: `string`,
+    /// `json`, or `declared` (the schema's type when it declares the
+    /// parameter, JSON otherwise: DSML's `string="false"`).
     #[serde(default)]
     pub param: Option<String>,
     /// The marker is also text of the state it leaves (xLAM keeps the
     /// `</think>` that ends its content preamble).
     #[serde(default)]
     pub keep: bool,
+    /// An open call that never committed is dropped with its raw text
+    /// instead of following `uncommitted` (LFM2's echoed call body, ended by
+    /// an orphan end marker).
+    #[serde(default)]
+    pub discard: bool,
 }
 
 /// What happens to calls that never got a name.
@@ -324,6 +330,14 @@ pub struct CallPolicy {
     /// call with an empty name (vLLM's Mistral parser on `[TOOL_CALLS]{…}`).
     #[serde(default)]
     pub nameless_args: bool,
+    /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
+    /// parameter is one of them, not declared by a function that declares
+    /// parameters, gets the wrapped object as its arguments when all its keys
+    /// are declared (vLLM's DSML `_repair_param_dict`). The call's arguments
+    /// are held from the wrapper's opening until a second parameter or the
+    /// call's end decides.
+    #[serde(default)]
+    pub unwrap_params: Vec<String>,
 }
 
 impl FormatSpec {
