@@ -19,6 +19,7 @@
 
 mod args;
 mod envelope;
+mod prime;
 mod pycalls;
 mod pyvalue;
 mod relaxed;
@@ -88,6 +89,8 @@ pub(crate) struct Engine {
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     param_override: Option<crate::schema::ParamType>,
+    /// Leading bytes of the held tail that came from the prompt (see `prime`).
+    mute: usize,
     set: Settings,
 }
 
@@ -109,6 +112,7 @@ impl Engine {
             hdr: String::new(),
             started: false,
             param_override: None,
+            mute: 0,
             set,
         };
         let mut sink = Delta::default();
@@ -147,6 +151,7 @@ impl Engine {
             let st = &self.fmt.states[self.state as usize];
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
                 match st.mode {
+                    Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.content.push_str(text),
                     Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
                     _ => {}
@@ -162,13 +167,6 @@ impl Engine {
             self.lex(&buf, false, out);
             self.scratch = buf;
         }
-    }
-
-    /// Reads the prompt's last turn, discarding what it produces: the output
-    /// continues from where it left off (and still gets the content prefix).
-    pub fn prime(&mut self, text: &str) {
-        self.push(text, None, &mut Delta::default());
-        self.started = false;
     }
 
     /// The first push (or the finish of an empty output) emits the format's
@@ -241,15 +239,16 @@ impl Engine {
                 }
             };
             let Some((p, full, partial)) = look else {
-                if let Some(used) = self.text(&s[text_start..], out) {
+                if let Some(used) = self.text_span(s, text_start, s.len(), out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
+                self.mute = 0;
                 return;
             };
             if let Some((len, t, tr, token)) = full {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
@@ -260,7 +259,7 @@ impl Engine {
                     }
                 }
                 let end = p + len;
-                self.apply(tr, &s[p..end], out);
+                self.apply(tr, self.marker_span(s, p, end), out);
                 pos = if tr.reprocess { p } else { end };
                 text_start = pos;
                 if tr.reprocess {
@@ -271,7 +270,7 @@ impl Engine {
                         Probe::Full(_)
                     );
                     if !again {
-                        if let Some(used) = self.text(&s[p..end], out) {
+                        if let Some(used) = self.text_span(s, p, end, out) {
                             text_start = p + used;
                             pos = text_start;
                             continue;
@@ -281,12 +280,13 @@ impl Engine {
                     }
                 }
             } else if partial && !at_end {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
                 self.held.push_str(&s[p..]);
+                self.mute = self.mute.saturating_sub(p);
                 return;
             } else {
                 pos = p + 1;
@@ -341,6 +341,7 @@ impl Engine {
             Mode::Header(_) => K::Header,
         };
         match kind {
+            K::Content if self.content_after_calls() => {}
             K::Content => out.content.push_str(s),
             K::Reasoning => {
                 if self.set.include_reasoning {
