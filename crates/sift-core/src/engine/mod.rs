@@ -19,6 +19,7 @@
 
 mod args;
 mod envelope;
+mod prime;
 mod pycalls;
 mod pyvalue;
 mod relaxed;
@@ -93,6 +94,8 @@ pub(crate) struct Engine {
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     param_override: Option<crate::format::compiled::ParamForce>,
+    /// Leading bytes of the held tail that came from the prompt (see `prime`).
+    mute: usize,
     set: Settings,
 }
 
@@ -114,6 +117,7 @@ impl Engine {
             hdr: String::new(),
             started: false,
             param_override: None,
+            mute: 0,
             set,
         };
         let mut sink = Delta::default();
@@ -152,6 +156,7 @@ impl Engine {
             let st = &self.fmt.states[self.state as usize];
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
                 match st.mode {
+                    Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.content.push_str(text),
                     Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
                     _ => {}
@@ -167,13 +172,6 @@ impl Engine {
             self.lex(&buf, false, out);
             self.scratch = buf;
         }
-    }
-
-    /// Reads the prompt's last turn, discarding what it produces: the output
-    /// continues from where it left off (and still gets the content prefix).
-    pub fn prime(&mut self, text: &str) {
-        self.push(text, None, &mut Delta::default());
-        self.started = false;
     }
 
     /// The first push (or the finish of an empty output) emits the format's
@@ -246,15 +244,16 @@ impl Engine {
                 }
             };
             let Some((p, full, partial)) = look else {
-                if let Some(used) = self.text(&s[text_start..], out) {
+                if let Some(used) = self.text_span(s, text_start, s.len(), out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
+                self.mute = 0;
                 return;
             };
             if let Some((len, t, tr, token)) = full {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
@@ -265,7 +264,7 @@ impl Engine {
                     }
                 }
                 let end = p + len;
-                self.apply(tr, &s[p..end], out);
+                self.apply(tr, self.marker_span(s, p, end), out);
                 pos = if tr.reprocess { p } else { end };
                 text_start = pos;
                 if tr.reprocess {
@@ -276,7 +275,7 @@ impl Engine {
                         Probe::Full(_)
                     );
                     if !again {
-                        if let Some(used) = self.text(&s[p..end], out) {
+                        if let Some(used) = self.text_span(s, p, end, out) {
                             text_start = p + used;
                             pos = text_start;
                             continue;
@@ -286,12 +285,13 @@ impl Engine {
                     }
                 }
             } else if partial && !at_end {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
                 self.held.push_str(&s[p..]);
+                self.mute = self.mute.saturating_sub(p);
                 return;
             } else {
                 pos = p + 1;
@@ -348,6 +348,7 @@ impl Engine {
             Mode::Xml(_) => K::Xml,
         };
         match kind {
+            K::Content if self.content_after_calls() => {}
             K::Content => out.content.push_str(s),
             K::Reasoning => {
                 if self.set.include_reasoning {

@@ -126,6 +126,8 @@ fn content_spec() -> FormatSpec {
         entry: None,
         calls: CallPolicy::default(),
         relaxed_values: None,
+        template_init: None,
+        drop_content_after_calls: false,
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
@@ -294,6 +296,9 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
         reasoning_markers: (find("think_start"), find("think_end")),
+        template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
+        drop_content_after_calls: r.drop_content_after_calls
+            || tools.is_some_and(|t| t.drop_content_after_calls),
     };
     check_reachable(&f)?;
     check_reprocess(&f)?;

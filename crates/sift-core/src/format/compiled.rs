@@ -244,6 +244,10 @@ pub struct Format {
     /// Special-token id → terminal, filled by [`Format::bind`].
     pub(crate) token_ids: HashMap<u32, TermId>,
     pub(crate) reasoning_markers: (Option<TermId>, Option<TermId>),
+    /// The `parser_init_kwargs` key of a response template that replaces this format.
+    pub(crate) template_init: Option<String>,
+    /// Content after an emitted call is dropped.
+    pub(crate) drop_content_after_calls: bool,
 }
 
 impl Format {

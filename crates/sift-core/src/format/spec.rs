@@ -74,6 +74,16 @@ pub struct FormatSpec {
     /// the standalone tool parser reads literals.
     #[serde(default)]
     pub relaxed_values: Option<String>,
+    /// A `parser_init_kwargs` key holding a response template (vLLM's `hf`
+    /// parser: `response_template`): a request that carries one is parsed
+    /// by the formats the template describes (see `format::template`).
+    #[serde(default)]
+    pub template_init: Option<String>,
+    /// Content written after a call was emitted is dropped (vLLM's unified
+    /// Gemma 4 engine defers content after tool calls and never sends it; its
+    /// standalone tool parser keeps it, so the reasoning format says it).
+    #[serde(default)]
+    pub drop_content_after_calls: bool,
 }
 
 /// A terminal: a list of spellings, or a table with `spell` and `token`.
