@@ -128,6 +128,8 @@ fn content_spec() -> FormatSpec {
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
+        recover_newlines: false,
+        force_content: None,
     }
 }
 
@@ -237,8 +239,15 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr =
-                Trans { to: me, call: false, end: false, reprocess: false, param: None, route: false, keep: false };
+            let tr = Trans {
+                to: me,
+                call: false,
+                end: false,
+                reprocess: false,
+                param: None,
+                route: false,
+                keep: false,
+            };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,
                 // and a spelling the state already acts on keeps its action.
@@ -265,6 +274,26 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
         }
     };
+    match policy.text_with_calls.as_deref() {
+        None | Some("keep") | Some("drop") => {}
+        Some(other) => {
+            return Err(FormatError::BadMode { state: "calls.text_with_calls".into(), mode: other.into() });
+        }
+    }
+    let needs = |on: bool, what: &str, need: bool, needed: &str| {
+        if on && !need {
+            Err(FormatError::BadMode {
+                state: format!("calls.{what}"),
+                mode: format!("needs calls.{needed}"),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    needs(policy.need_end, "need_end", policy.defer, "defer")?;
+    needs(policy.validate, "validate", policy.defer, "defer")?;
+    needs(!policy.wrapper_keys.is_empty(), "wrapper_keys", policy.validate, "validate")?;
+    needs(!policy.alias.is_empty(), "alias", policy.validate, "validate")?;
     let find = |n: &str| b.term_index.get(&(0u8, n.to_string())).copied();
     let mut f = Format {
         name,
@@ -283,6 +312,14 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
         reasoning_markers: (find("think_start"), find("think_end")),
+        recover_newlines: r.recover_newlines,
+        force_content: r.force_content.as_ref().map(|w| {
+            (
+                w.kwarg.clone(),
+                serde_json::to_value(&w.equals).unwrap_or(serde_json::Value::Null),
+                w.only_absent,
+            )
+        }),
     };
     check_reachable(&f)?;
     check_reprocess(&f)?;

@@ -219,6 +219,11 @@ pub struct Format {
     /// Special-token id → terminal, filled by [`Format::bind`].
     pub(crate) token_ids: HashMap<u32, TermId>,
     pub(crate) reasoning_markers: (Option<TermId>, Option<TermId>),
+    /// Escaped newlines in reasoning and content are recovered (`recover_newlines`).
+    pub(crate) recover_newlines: bool,
+    /// `force_content`: the `chat_template_kwargs` key and value that turn
+    /// it on, and whether only absent (not blank) content swaps.
+    pub(crate) force_content: Option<(String, serde_json::Value, bool)>,
 }
 
 impl Format {
