@@ -229,7 +229,14 @@ impl ParserFactory {
             let from = fmt.prompt_turns.iter().filter_map(|t| p.rfind(t.as_str())).max().unwrap_or(0);
             engine.prime(&p[from..]);
         }
-        Parser { engine, finished: false }
+        let force = fmt
+            .force_content
+            .as_ref()
+            .filter(|(k, v, _)| req.chat_template_kwargs.as_ref().and_then(|o| o.get(k)) == Some(v))
+            .map(|f| f.2);
+        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop");
+        let post = crate::post::Post::new(drop_text, fmt.recover_newlines, force).map(Box::new);
+        Parser { engine, finished: false, post }
     }
 
     /// One-shot: push everything, finish, fold.
@@ -244,14 +251,24 @@ impl ParserFactory {
 pub struct Parser {
     engine: Engine,
     finished: bool,
+    /// Message-level filters (`post.rs`), when the format asks for any.
+    post: Option<Box<crate::post::Post>>,
 }
 
 impl Parser {
     /// Feeds one delta (its text, and its token ids when known) into a
     /// caller-owned [`Delta`], which is appended to, not cleared.
     pub fn push_into(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
-        if !self.finished {
-            self.engine.push(text, ids, out);
+        if self.finished {
+            return;
+        }
+        match &mut self.post {
+            None => self.engine.push(text, ids, out),
+            Some(p) => {
+                let mut d = p.scratch();
+                self.engine.push(text, ids, &mut d);
+                p.apply(d, false, out);
+            }
         }
     }
 
@@ -265,8 +282,16 @@ impl Parser {
     /// Ends the stream: flushes held text and deferred markers, closes an
     /// open call, ends open reasoning. Later calls produce nothing.
     pub fn finish_into(&mut self, out: &mut Delta) {
-        if !std::mem::replace(&mut self.finished, true) {
-            self.engine.finish(out);
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
+        match &mut self.post {
+            None => self.engine.finish(out),
+            Some(p) => {
+                let mut d = p.scratch();
+                self.engine.finish(&mut d);
+                p.apply(d, true, out);
+            }
         }
     }
 

@@ -131,6 +131,8 @@ fn content_spec() -> FormatSpec {
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
+        recover_newlines: false,
+        force_content: None,
     }
 }
 
@@ -278,6 +280,26 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
         }
     };
+    match policy.text_with_calls.as_deref() {
+        None | Some("keep") | Some("drop") => {}
+        Some(other) => {
+            return Err(FormatError::BadMode { state: "calls.text_with_calls".into(), mode: other.into() });
+        }
+    }
+    let needs = |on: bool, what: &str, need: bool, needed: &str| {
+        if on && !need {
+            Err(FormatError::BadMode {
+                state: format!("calls.{what}"),
+                mode: format!("needs calls.{needed}"),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    needs(policy.need_end, "need_end", policy.defer, "defer")?;
+    needs(policy.validate, "validate", policy.defer, "defer")?;
+    needs(!policy.wrapper_keys.is_empty(), "wrapper_keys", policy.validate, "validate")?;
+    needs(!policy.alias.is_empty(), "alias", policy.validate, "validate")?;
     let find = |n: &str| b.term_index.get(&(0u8, n.to_string())).copied();
     let mut f = Format {
         name,
@@ -299,6 +321,14 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
         drop_content_after_calls: r.drop_content_after_calls
             || tools.is_some_and(|t| t.drop_content_after_calls),
+        recover_newlines: r.recover_newlines,
+        force_content: r.force_content.as_ref().map(|w| {
+            (
+                w.kwarg.clone(),
+                serde_json::to_value(&w.equals).unwrap_or(serde_json::Value::Null),
+                w.only_absent,
+            )
+        }),
     };
     check_reachable(&f)?;
     check_reprocess(&f)?;

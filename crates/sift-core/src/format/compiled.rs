@@ -248,6 +248,11 @@ pub struct Format {
     pub(crate) template_init: Option<String>,
     /// Content after an emitted call is dropped.
     pub(crate) drop_content_after_calls: bool,
+    /// Escaped newlines in reasoning and content are recovered (`recover_newlines`).
+    pub(crate) recover_newlines: bool,
+    /// `force_content`: the `chat_template_kwargs` key and value that turn
+    /// it on, and whether only absent (not blank) content swaps.
+    pub(crate) force_content: Option<(String, serde_json::Value, bool)>,
 }
 
 impl Format {
