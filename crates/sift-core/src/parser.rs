@@ -168,7 +168,7 @@ impl ParserFactory {
     }
 
     /// The factory for a request's response template (format `template_init`),
-    /// compiled once per distinct template.
+    /// compiled when it differs from the last one seen.
     fn templated_for(&self, req: &Request) -> Option<ParserFactory> {
         let key = self.native.template_init.as_deref()?;
         let tpl = req.init_kwargs.as_ref()?.get(key).filter(|v| !v.is_null())?;

@@ -80,8 +80,8 @@ pub struct FormatSpec {
     #[serde(default)]
     pub template_init: Option<String>,
     /// Content written after a call was emitted is dropped (vLLM's unified
-    /// Gemma 4 engine defers content after tool calls and never sends it; its
-    /// standalone tool parser keeps it, so the reasoning format says it).
+    /// Gemma 4 engine answers no content after a call; its standalone tool
+    /// parser keeps it, so the reasoning format says it).
     #[serde(default)]
     pub drop_content_after_calls: bool,
     /// Reasoning formats: literal escape sequences (`\n`, `\r\n`) in reasoning
