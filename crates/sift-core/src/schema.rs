@@ -110,6 +110,11 @@ impl Tools {
         Some(type_of(node))
     }
 
+    /// The `parameters` schema of `func`, when the request declares it.
+    pub fn parameters(&self, func: &str) -> Option<&Value> {
+        self.schemas.get(func)
+    }
+
     /// The declared type of `param` of `func`; `None` when the schema does
     /// not declare that parameter.
     pub fn declared_type(&self, func: &str, param: &str) -> Option<ParamType> {

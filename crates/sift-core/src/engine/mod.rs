@@ -19,9 +19,11 @@
 
 mod args;
 mod envelope;
+mod prime;
 mod pycalls;
 mod pyvalue;
 mod relaxed;
+mod xmlargs;
 mod unwrap;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
@@ -54,6 +56,7 @@ enum ArgsW {
     Params(Params),
     Relaxed(relaxed::Relaxed),
     Py(pyvalue::PyArgs),
+    Xml(xmlargs::XmlArgs),
 }
 
 #[derive(Debug)]
@@ -91,6 +94,8 @@ pub(crate) struct Engine {
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     param_override: Option<crate::format::compiled::ParamForce>,
+    /// Leading bytes of the held tail that came from the prompt (see `prime`).
+    mute: usize,
     set: Settings,
 }
 
@@ -112,6 +117,7 @@ impl Engine {
             hdr: String::new(),
             started: false,
             param_override: None,
+            mute: 0,
             set,
         };
         let mut sink = Delta::default();
@@ -150,6 +156,7 @@ impl Engine {
             let st = &self.fmt.states[self.state as usize];
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
                 match st.mode {
+                    Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.content.push_str(text),
                     Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
                     _ => {}
@@ -165,13 +172,6 @@ impl Engine {
             self.lex(&buf, false, out);
             self.scratch = buf;
         }
-    }
-
-    /// Reads the prompt's last turn, discarding what it produces: the output
-    /// continues from where it left off (and still gets the content prefix).
-    pub fn prime(&mut self, text: &str) {
-        self.push(text, None, &mut Delta::default());
-        self.started = false;
     }
 
     /// The first push (or the finish of an empty output) emits the format's
@@ -244,15 +244,16 @@ impl Engine {
                 }
             };
             let Some((p, full, partial)) = look else {
-                if let Some(used) = self.text(&s[text_start..], out) {
+                if let Some(used) = self.text_span(s, text_start, s.len(), out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
+                self.mute = 0;
                 return;
             };
             if let Some((len, t, tr, token)) = full {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
@@ -263,7 +264,7 @@ impl Engine {
                     }
                 }
                 let end = p + len;
-                self.apply(tr, &s[p..end], out);
+                self.apply(tr, self.marker_span(s, p, end), out);
                 pos = if tr.reprocess { p } else { end };
                 text_start = pos;
                 if tr.reprocess {
@@ -274,7 +275,7 @@ impl Engine {
                         Probe::Full(_)
                     );
                     if !again {
-                        if let Some(used) = self.text(&s[p..end], out) {
+                        if let Some(used) = self.text_span(s, p, end, out) {
                             text_start = p + used;
                             pos = text_start;
                             continue;
@@ -284,12 +285,13 @@ impl Engine {
                     }
                 }
             } else if partial && !at_end {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
                 self.held.push_str(&s[p..]);
+                self.mute = self.mute.saturating_sub(p);
                 return;
             } else {
                 pos = p + 1;
@@ -328,6 +330,7 @@ impl Engine {
             RelaxedStr,
             Pythonic,
             Header,
+            Xml,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -342,8 +345,10 @@ impl Engine {
             Mode::RelaxedStr => K::RelaxedStr,
             Mode::Pythonic(_) => K::Pythonic,
             Mode::Header(_) => K::Header,
+            Mode::Xml(_) => K::Xml,
         };
         match kind {
+            K::Content if self.content_after_calls() => {}
             K::Content => out.content.push_str(s),
             K::Reasoning => {
                 if self.set.include_reasoning {
@@ -399,6 +404,14 @@ impl Engine {
                 self.with_args(out, |a, o| {
                     if let ArgsW::Relaxed(r) = a {
                         r.str_text(s, o)
+                    }
+                });
+            }
+            K::Xml => {
+                self.record(s);
+                self.with_args(out, |a, _| {
+                    if let ArgsW::Xml(x) = a {
+                        x.text(s)
                     }
                 });
             }
@@ -555,6 +568,14 @@ impl Engine {
                     r.str_open(o)
                 }
             }),
+            Mode::Xml(cfg) => {
+                let tools = Arc::clone(&self.set.tools);
+                if let Some(c) = &mut self.call {
+                    if matches!(c.args, ArgsW::None) {
+                        c.args = ArgsW::Xml(xmlargs::XmlArgs::new(cfg, &c.name, tools));
+                    }
+                }
+            }
             Mode::Envelope(_) => self.env = Some(Env::default()),
             Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
             Mode::Header(_) => self.hdr.clear(),
@@ -675,6 +696,7 @@ impl Engine {
                 ArgsW::Params(p) => p.finish(&mut args),
                 ArgsW::Relaxed(r) => r.finish(&mut args),
                 ArgsW::Py(p) => p.finish(&mut args),
+                ArgsW::Xml(x) => x.finish(&mut args),
             }
             if c.held.is_some() {
                 let tools = &self.set.tools;
@@ -698,6 +720,7 @@ impl Engine {
             ArgsW::Params(p) => p.finish(o),
             ArgsW::Relaxed(r) => r.finish(o),
             ArgsW::Py(p) => p.finish(o),
+            ArgsW::Xml(x) => x.finish(o),
         });
         if let Some(c) = self.call.take() {
             if let (Some(held), Some(i)) = (c.held, c.index) {

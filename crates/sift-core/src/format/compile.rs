@@ -126,9 +126,13 @@ fn content_spec() -> FormatSpec {
         entry: None,
         calls: CallPolicy::default(),
         relaxed_values: None,
+        template_init: None,
+        drop_content_after_calls: false,
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
+        recover_newlines: false,
+        force_content: None,
     }
 }
 
@@ -276,6 +280,26 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
             return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
         }
     };
+    match policy.text_with_calls.as_deref() {
+        None | Some("keep") | Some("drop") => {}
+        Some(other) => {
+            return Err(FormatError::BadMode { state: "calls.text_with_calls".into(), mode: other.into() });
+        }
+    }
+    let needs = |on: bool, what: &str, need: bool, needed: &str| {
+        if on && !need {
+            Err(FormatError::BadMode {
+                state: format!("calls.{what}"),
+                mode: format!("needs calls.{needed}"),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    needs(policy.need_end, "need_end", policy.defer, "defer")?;
+    needs(policy.validate, "validate", policy.defer, "defer")?;
+    needs(!policy.wrapper_keys.is_empty(), "wrapper_keys", policy.validate, "validate")?;
+    needs(!policy.alias.is_empty(), "alias", policy.validate, "validate")?;
     let find = |n: &str| b.term_index.get(&(0u8, n.to_string())).copied();
     let mut f = Format {
         name,
@@ -294,6 +318,17 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
         reasoning_markers: (find("think_start"), find("think_end")),
+        template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
+        drop_content_after_calls: r.drop_content_after_calls
+            || tools.is_some_and(|t| t.drop_content_after_calls),
+        recover_newlines: r.recover_newlines,
+        force_content: r.force_content.as_ref().map(|w| {
+            (
+                w.kwarg.clone(),
+                serde_json::to_value(&w.equals).unwrap_or(serde_json::Value::Null),
+                w.only_absent,
+            )
+        }),
     };
     check_reachable(&f)?;
     check_reprocess(&f)?;
@@ -399,6 +434,21 @@ fn compile_mode(
                 Some("schema") => Mode::Relaxed(true),
                 Some(other) => return Err(bad(other)),
             },
+            "xml" => {
+                let prefix = t.prefix.clone().unwrap_or_default();
+                let max_depth = t.max_depth.unwrap_or(128);
+                let mixed_text = t.mixed_text.clone().unwrap_or_else(|| "$text".into());
+                if prefix.is_empty() || prefix.len() > 64 {
+                    return Err(bad("xml: prefix must be 1 to 64 bytes"));
+                }
+                if !(1..=1024).contains(&max_depth) {
+                    return Err(bad("xml: max_depth must be 1 to 1024"));
+                }
+                if mixed_text.is_empty() {
+                    return Err(bad("xml: mixed_text must not be empty"));
+                }
+                Mode::Xml(Box::new(crate::format::compiled::XmlCfg { prefix, max_depth, mixed_text }))
+            }
             other => return Err(bad(other)),
         },
     })
