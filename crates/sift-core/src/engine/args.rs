@@ -125,6 +125,13 @@ pub(crate) struct Params {
     pub verbatim_keys: bool,
     /// String values exactly as written (no wrapping newline, no `null`).
     pub verbatim_values: bool,
+    /// String values lose surrounding white space (Python's `str.strip`) and
+    /// are otherwise kept as written (`null` stays a string).
+    pub trim_values: bool,
+}
+
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
 }
 
 const NULL: &str = "null";
@@ -146,6 +153,23 @@ impl Params {
         let Some(v) = &mut self.value else { return };
         if v.ty != ParamType::String {
             v.buf.push_str(s);
+            return;
+        }
+        if self.trim_values {
+            // Leading white space is dropped; trailing white space is held
+            // until text follows it.
+            let s = if v.at_start { s.trim_start_matches(py_space) } else { s };
+            if s.is_empty() {
+                return;
+            }
+            if v.at_start {
+                out.push('"');
+                v.at_start = false;
+            }
+            v.buf.push_str(s);
+            let cut = v.buf.trim_end_matches(py_space).len();
+            escape_into(out, &v.buf[..cut]);
+            v.buf.drain(..cut);
             return;
         }
         if self.verbatim_values {
@@ -193,7 +217,7 @@ impl Params {
             convert_value(text, v.ty, out);
             return;
         }
-        if self.verbatim_values {
+        if self.verbatim_values || self.trim_values {
             if v.at_start {
                 out.push('"');
             }
@@ -274,6 +298,29 @@ mod tests {
         assert_eq!(params(&["\nnu", "ll\n"], ParamType::String), r#"{"k": null}"#);
         assert_eq!(params(&["nul", "lx"], ParamType::String), r#"{"k": "nullx"}"#);
         assert_eq!(params(&["\n10\n"], ParamType::Integer), r#"{"k": 10}"#);
+    }
+
+    #[test]
+    fn trimmed_string_values_in_any_split() {
+        let v = " \n  a  b \u{a0}\n ";
+        for cut in 0..=v.len() {
+            if !v.is_char_boundary(cut) {
+                continue;
+            }
+            let mut out = String::new();
+            let mut p = Params { trim_values: true, ..Params::default() };
+            p.open("k", ParamType::String, &mut out);
+            p.text(&v[..cut], &mut out);
+            p.text(&v[cut..], &mut out);
+            p.finish(&mut out);
+            assert_eq!(out, r#"{"k": "a  b"}"#);
+        }
+        let mut out = String::new();
+        let mut p = Params { trim_values: true, ..Params::default() };
+        p.open("k", ParamType::String, &mut out);
+        p.text("null", &mut out);
+        p.finish(&mut out);
+        assert_eq!(out, r#"{"k": "null"}"#);
     }
 
     #[test]

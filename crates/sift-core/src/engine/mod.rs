@@ -744,6 +744,7 @@ impl Engine {
             let mut p = Params::default();
             p.verbatim_keys = self.fmt.calls.verbatim_keys;
             p.verbatim_values = self.fmt.calls.verbatim_values;
+            p.trim_values = self.fmt.calls.trim_values;
             c.args = ArgsW::Params(p);
         }
         let key = std::mem::take(&mut c.param_key);

@@ -200,7 +200,7 @@ pub enum ModeSpec {
     /// `content`, `reasoning`, `drop`, `name`, `param_name`, `param_value`, `args`.
     Simple(String),
     /// A configured kernel.
-    Table(ModeTable),
+    Table(Box<ModeTable>),
 }
 
 /// A configured text kernel.
@@ -358,6 +358,10 @@ pub struct CallPolicy {
     /// newline removed, `null` stays a string).
     #[serde(default)]
     pub verbatim_values: bool,
+    /// String parameter values lose surrounding white space (Python's
+    /// `str.strip`) and are otherwise kept as written (`null` stays a string).
+    #[serde(default)]
+    pub trim_values: bool,
     /// A call to a function the request declares no tool for is not a call
     /// (when the request declares tools at all).
     #[serde(default)]
