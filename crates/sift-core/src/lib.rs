@@ -22,6 +22,7 @@ pub mod format;
 pub mod json;
 pub mod message;
 pub mod parser;
+mod post;
 pub mod registry;
 pub mod schema;
 pub mod token;

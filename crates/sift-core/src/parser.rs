@@ -15,7 +15,7 @@ use crate::message::{Delta, Folder, Message};
 use crate::schema::Tools;
 use crate::FormatError;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The request's `tool_choice`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,7 +101,13 @@ pub struct ParserFactory {
     plain: Arc<Format>,
     required: Arc<Format>,
     named: Arc<Format>,
+    /// The last response template a request carried, and its factory
+    /// (`None`: the template does not convert; the native formats serve it).
+    templated: Arc<Mutex<Option<TemplateCache>>>,
 }
+
+/// A response template and the factory it compiled to (`None`: it does not convert).
+type TemplateCache = (Value, Option<ParserFactory>);
 
 const REQUIRED: &str = r#"
 name = "required"
@@ -145,6 +151,7 @@ impl ParserFactory {
             plain: Arc::new(compile(reasoning, None)?),
             required: Arc::new(compile(reasoning, Some(&required))?),
             named: Arc::new(compile(reasoning, Some(&named))?),
+            templated: Arc::default(),
         })
     }
 
@@ -160,6 +167,7 @@ impl ParserFactory {
             plain: Arc::new(self.plain.bind(vocab)?),
             required: Arc::new(self.required.bind(vocab)?),
             named: Arc::new(self.named.bind(vocab)?),
+            templated: Arc::default(),
         })
     }
 
@@ -168,8 +176,34 @@ impl ParserFactory {
         &self.native
     }
 
+    /// The factory of the formats a response template describes (see
+    /// [`crate::format::template`]), with tool calls when this pair has them.
+    pub fn with_template(&self, template: &Value) -> Result<ParserFactory, FormatError> {
+        let (r, t) = crate::format::template::template_specs(template, self.native.has_tools())?;
+        ParserFactory::new(Some(&r), t.as_ref())
+    }
+
+    /// The factory for a request's response template (format `template_init`),
+    /// compiled when it differs from the last one seen.
+    fn templated_for(&self, req: &Request) -> Option<ParserFactory> {
+        let key = self.native.template_init.as_deref()?;
+        let tpl = req.init_kwargs.as_ref()?.get(key).filter(|v| !v.is_null())?;
+        let mut cache = self.templated.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, f)) = cache.as_ref() {
+            if seen == tpl {
+                return f.clone();
+            }
+        }
+        let f = self.with_template(tpl).ok();
+        *cache = Some((tpl.clone(), f.clone()));
+        f
+    }
+
     /// A parser for one request.
     pub fn parser(&self, req: &Request) -> Parser {
+        if let Some(f) = self.templated_for(req) {
+            return f.parser(req);
+        }
         let has_tools = self.native.has_tools();
         let mut suppress = false;
         let mut named = None;
@@ -221,7 +255,14 @@ impl ParserFactory {
             let from = fmt.prompt_turns.iter().filter_map(|t| p.rfind(t.as_str())).max().unwrap_or(0);
             engine.prime(&p[from..]);
         }
-        Parser { engine, finished: false }
+        let force = fmt
+            .force_content
+            .as_ref()
+            .filter(|(k, v, _)| req.chat_template_kwargs.as_ref().and_then(|o| o.get(k)) == Some(v))
+            .map(|f| f.2);
+        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop");
+        let post = crate::post::Post::new(drop_text, fmt.recover_newlines, force).map(Box::new);
+        Parser { engine, finished: false, post }
     }
 
     /// One-shot: push everything, finish, fold.
@@ -236,14 +277,24 @@ impl ParserFactory {
 pub struct Parser {
     engine: Engine,
     finished: bool,
+    /// Message-level filters (`post.rs`), when the format asks for any.
+    post: Option<Box<crate::post::Post>>,
 }
 
 impl Parser {
     /// Feeds one delta (its text, and its token ids when known) into a
     /// caller-owned [`Delta`], which is appended to, not cleared.
     pub fn push_into(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
-        if !self.finished {
-            self.engine.push(text, ids, out);
+        if self.finished {
+            return;
+        }
+        match &mut self.post {
+            None => self.engine.push(text, ids, out),
+            Some(p) => {
+                let mut d = p.scratch();
+                self.engine.push(text, ids, &mut d);
+                p.apply(d, false, out);
+            }
         }
     }
 
@@ -257,8 +308,16 @@ impl Parser {
     /// Ends the stream: flushes held text and deferred markers, closes an
     /// open call, ends open reasoning. Later calls produce nothing.
     pub fn finish_into(&mut self, out: &mut Delta) {
-        if !std::mem::replace(&mut self.finished, true) {
-            self.engine.finish(out);
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
+        match &mut self.post {
+            None => self.engine.finish(out),
+            Some(p) => {
+                let mut d = p.scratch();
+                self.engine.finish(&mut d);
+                p.apply(d, true, out);
+            }
         }
     }
 

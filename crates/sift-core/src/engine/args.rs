@@ -112,6 +112,8 @@ struct Value {
     buf: String,
     /// String: nothing emitted yet (the opening quote is still held).
     at_start: bool,
+    /// String: `null` is text, never JSON `null`.
+    literal: bool,
 }
 
 /// XML-like parameters to a JSON object.
@@ -123,19 +125,27 @@ pub(crate) struct Params {
     pub verbatim_keys: bool,
     /// String values exactly as written (no wrapping newline, no `null`).
     pub verbatim_values: bool,
+    /// String values lose surrounding white space (Python's `str.strip`) and
+    /// are otherwise kept as written (`null` stays a string).
+    pub trim_values: bool,
+}
+
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
 }
 
 const NULL: &str = "null";
 
 impl Params {
-    /// Opens parameter `key` of declared type `ty`.
-    pub fn open(&mut self, key: &str, ty: ParamType, out: &mut String) {
+    /// Opens parameter `key` of type `ty`; a `literal` string value reads
+    /// `null` as text.
+    pub fn open_as(&mut self, key: &str, ty: ParamType, literal: bool, out: &mut String) {
         self.close(out);
         out.push_str(if self.count == 0 { "{\"" } else { ", \"" });
         escape_into(out, if self.verbatim_keys { key } else { key.trim() });
         out.push_str("\": ");
         self.count += 1;
-        self.value = Some(Value { ty, buf: String::new(), at_start: true });
+        self.value = Some(Value { ty, buf: String::new(), at_start: true, literal });
     }
 
     /// Appends value text.
@@ -143,6 +153,23 @@ impl Params {
         let Some(v) = &mut self.value else { return };
         if v.ty != ParamType::String {
             v.buf.push_str(s);
+            return;
+        }
+        if self.trim_values {
+            // Leading white space is dropped; trailing white space is held
+            // until text follows it.
+            let s = if v.at_start { s.trim_start_matches(py_space) } else { s };
+            if s.is_empty() {
+                return;
+            }
+            if v.at_start {
+                out.push('"');
+                v.at_start = false;
+            }
+            v.buf.push_str(s);
+            let cut = v.buf.trim_end_matches(py_space).len();
+            escape_into(out, &v.buf[..cut]);
+            v.buf.drain(..cut);
             return;
         }
         if self.verbatim_values {
@@ -161,12 +188,13 @@ impl Params {
                 return;
             }
             // A value that may still turn out to be `null` is held.
-            if v.buf.len() <= NULL.len()
+            if !v.literal
+                && v.buf.len() <= NULL.len()
                 && NULL.as_bytes()[..v.buf.len()].eq_ignore_ascii_case(v.buf.as_bytes())
             {
                 return;
             }
-            if v.buf.eq_ignore_ascii_case("null\n") {
+            if !v.literal && v.buf.eq_ignore_ascii_case("null\n") {
                 return;
             }
             out.push('"');
@@ -189,7 +217,7 @@ impl Params {
             convert_value(text, v.ty, out);
             return;
         }
-        if self.verbatim_values {
+        if self.verbatim_values || self.trim_values {
             if v.at_start {
                 out.push('"');
             }
@@ -199,7 +227,7 @@ impl Params {
         let mut rest = v.buf.as_str();
         if v.at_start {
             let t = rest.strip_suffix('\n').unwrap_or(rest);
-            if t.eq_ignore_ascii_case(NULL) {
+            if !v.literal && t.eq_ignore_ascii_case(NULL) {
                 out.push_str("null");
                 return;
             }
@@ -252,7 +280,7 @@ mod tests {
     fn params(chunks: &[&str], ty: ParamType) -> String {
         let mut out = String::new();
         let mut p = Params::default();
-        p.open("k", ty, &mut out);
+        p.open_as("k", ty, false, &mut out);
         for c in chunks {
             p.text(c, &mut out);
         }
@@ -270,6 +298,29 @@ mod tests {
         assert_eq!(params(&["\nnu", "ll\n"], ParamType::String), r#"{"k": null}"#);
         assert_eq!(params(&["nul", "lx"], ParamType::String), r#"{"k": "nullx"}"#);
         assert_eq!(params(&["\n10\n"], ParamType::Integer), r#"{"k": 10}"#);
+    }
+
+    #[test]
+    fn trimmed_string_values_in_any_split() {
+        let v = " \n  a  b \u{a0}\n ";
+        for cut in 0..=v.len() {
+            if !v.is_char_boundary(cut) {
+                continue;
+            }
+            let mut out = String::new();
+            let mut p = Params { trim_values: true, ..Params::default() };
+            p.open("k", ParamType::String, &mut out);
+            p.text(&v[..cut], &mut out);
+            p.text(&v[cut..], &mut out);
+            p.finish(&mut out);
+            assert_eq!(out, r#"{"k": "a  b"}"#);
+        }
+        let mut out = String::new();
+        let mut p = Params { trim_values: true, ..Params::default() };
+        p.open("k", ParamType::String, &mut out);
+        p.text("null", &mut out);
+        p.finish(&mut out);
+        assert_eq!(out, r#"{"k": "null"}"#);
     }
 
     #[test]

@@ -197,6 +197,7 @@ impl Engine {
             ArgsW::Params(p) => p.finish(&mut tail),
             ArgsW::Relaxed(r) => r.finish(&mut tail),
             ArgsW::Py(p) => p.finish(&mut tail),
+            ArgsW::Xml(x) => x.finish(&mut tail),
         }
         let f = out.call_fragment(index);
         f.arguments.push_str(&tail);

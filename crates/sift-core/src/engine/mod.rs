@@ -20,9 +20,12 @@
 mod args;
 mod envelope;
 mod hold;
+mod prime;
 mod pycalls;
 mod pyvalue;
 mod relaxed;
+mod unwrap;
+mod xmlargs;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
@@ -57,6 +60,7 @@ enum ArgsW {
     Params(Params),
     Relaxed(relaxed::Relaxed),
     Py(pyvalue::PyArgs),
+    Xml(xmlargs::XmlArgs),
 }
 
 #[derive(Debug)]
@@ -70,6 +74,8 @@ struct OpenCall {
     early_args: String,
     /// A deferred call's name and id: it is emitted whole when it closes.
     deferred: Option<(String, Option<String>)>,
+    /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
+    held: Option<String>,
 }
 
 /// The per-request state.
@@ -91,11 +97,13 @@ pub(crate) struct Engine {
     /// Whether anything was pushed yet.
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
-    param_override: Option<crate::schema::ParamType>,
     /// The open held group (see `hold.rs`).
     hold: Option<hold::Hold>,
     /// A held group opened or ended: the lexer stops there.
     hold_toggled: bool,
+    param_override: Option<crate::format::compiled::ParamForce>,
+    /// Leading bytes of the held tail that came from the prompt (see `prime`).
+    mute: usize,
     set: Settings,
 }
 
@@ -119,6 +127,7 @@ impl Engine {
             param_override: None,
             hold: None,
             hold_toggled: false,
+            mute: 0,
             set,
         };
         let mut sink = Delta::default();
@@ -157,6 +166,7 @@ impl Engine {
             let st = &self.fmt.states[self.state as usize];
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
                 match st.mode {
+                    Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.content.push_str(text),
                     Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
                     _ => {}
@@ -172,13 +182,6 @@ impl Engine {
             self.lex(&buf, false, out);
             self.scratch = buf;
         }
-    }
-
-    /// Reads the prompt's last turn, discarding what it produces: the output
-    /// continues from where it left off (and still gets the content prefix).
-    pub fn prime(&mut self, text: &str) {
-        self.push(text, None, &mut Delta::default());
-        self.started = false;
     }
 
     /// The first push (or the finish of an empty output) emits the format's
@@ -255,21 +258,22 @@ impl Engine {
                 }
             };
             let Some((p, full, partial)) = look else {
-                let r = self.text(&s[text_start..], out);
+                let r = self.text_span(s, text_start, s.len(), out);
                 if std::mem::take(&mut self.hold_toggled) {
-                    return Some(r.map_or(s.len(), |u| text_start + u));
+                    return self.stop_at(r.map_or(s.len(), |u| text_start + u));
                 }
                 if let Some(used) = r {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
+                self.mute = 0;
                 return None;
             };
             if let Some((len, t, tr, token)) = full {
-                let r = self.text(&s[text_start..p], out);
+                let r = self.text_span(s, text_start, p, out);
                 if std::mem::take(&mut self.hold_toggled) {
-                    return Some(r.map_or(p, |u| text_start + u));
+                    return self.stop_at(r.map_or(p, |u| text_start + u));
                 }
                 if let Some(used) = r {
                     text_start += used;
@@ -282,11 +286,11 @@ impl Engine {
                     }
                 }
                 let end = p + len;
-                self.apply(tr, &s[p..end], out);
+                self.apply(tr, self.marker_span(s, p, end), out);
                 pos = if tr.reprocess { p } else { end };
                 text_start = pos;
                 if std::mem::take(&mut self.hold_toggled) {
-                    return Some(pos);
+                    return self.stop_at(pos);
                 }
                 if tr.reprocess {
                     // Read the marker again in the new state; when that state
@@ -296,9 +300,9 @@ impl Engine {
                         Probe::Full(_)
                     );
                     if !again {
-                        let r = self.text(&s[p..end], out);
+                        let r = self.text_span(s, p, end, out);
                         if std::mem::take(&mut self.hold_toggled) {
-                            return Some(r.map_or(end, |u| p + u));
+                            return self.stop_at(r.map_or(end, |u| p + u));
                         }
                         if let Some(used) = r {
                             text_start = p + used;
@@ -310,9 +314,9 @@ impl Engine {
                     }
                 }
             } else if partial && !at_end {
-                let r = self.text(&s[text_start..p], out);
+                let r = self.text_span(s, text_start, p, out);
                 if std::mem::take(&mut self.hold_toggled) {
-                    return Some(r.map_or(p, |u| text_start + u));
+                    return self.stop_at(r.map_or(p, |u| text_start + u));
                 }
                 if let Some(used) = r {
                     text_start += used;
@@ -320,11 +324,18 @@ impl Engine {
                     continue;
                 }
                 self.held.push_str(&s[p..]);
+                self.mute = self.mute.saturating_sub(p);
                 return None;
             } else {
                 pos = p + 1;
             }
         }
+    }
+
+    /// A run stops at byte `n` (a hold toggle): prompt bytes before it are behind.
+    fn stop_at(&mut self, n: usize) -> Option<usize> {
+        self.mute = self.mute.saturating_sub(n);
+        Some(n)
     }
 
     /// Sends text to the current state's kernel. `Some(n)`: the kernel took
@@ -359,6 +370,7 @@ impl Engine {
             Pythonic,
             Header,
             Blank,
+            Xml,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -374,8 +386,10 @@ impl Engine {
             Mode::Pythonic(_) => K::Pythonic,
             Mode::Header(_) => K::Header,
             Mode::Blank => K::Blank,
+            Mode::Xml(_) => K::Xml,
         };
         match kind {
+            K::Content if self.content_after_calls() => {}
             K::Content => out.content.push_str(s),
             K::Reasoning => {
                 if self.set.include_reasoning {
@@ -440,6 +454,14 @@ impl Engine {
                     }
                 });
             }
+            K::Xml => {
+                self.record(s);
+                self.with_args(out, |a, _| {
+                    if let ArgsW::Xml(x) = a {
+                        x.text(s)
+                    }
+                });
+            }
             K::Header => {
                 self.record(s);
                 // Headers are short; a runaway one is cut, never grown without bound.
@@ -477,6 +499,11 @@ impl Engine {
         let suppress = self.set.suppress_calls;
         let Some(c) = &mut self.call else { return };
         match c.index {
+            Some(_) if c.held.is_some() => {
+                if let Some(h) = &mut c.held {
+                    f(&mut c.args, h)
+                }
+            }
             Some(i) if !suppress => {
                 f(&mut c.args, &mut out.call_fragment(i).arguments);
                 out.drop_empty_fragment();
@@ -498,6 +525,9 @@ impl Engine {
         let from = self.state;
         if tr.keep {
             self.kernel_text(marker, out);
+        }
+        if tr.discard && self.call.as_ref().is_some_and(|c| c.index.is_none() && c.deferred.is_none()) {
+            self.call = None;
         }
         if !tr.call && !tr.reprocess {
             self.record(marker);
@@ -594,6 +624,14 @@ impl Engine {
                     r.str_open(o)
                 }
             }),
+            Mode::Xml(cfg) => {
+                let tools = Arc::clone(&self.set.tools);
+                if let Some(c) = &mut self.call {
+                    if matches!(c.args, ArgsW::None) {
+                        c.args = ArgsW::Xml(xmlargs::XmlArgs::new(cfg, &c.name, tools));
+                    }
+                }
+            }
             Mode::Envelope(_) => self.env = Some(Env::default()),
             Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
             Mode::Header(_) => self.hdr.clear(),
@@ -626,6 +664,7 @@ impl Engine {
             args: ArgsW::None,
             early_args: String::new(),
             deferred: None,
+            held: None,
         });
     }
 
@@ -716,15 +755,22 @@ impl Engine {
             self.next_index += 1;
             let f = out.call_fragment(index);
             f.id = Some(id.unwrap_or_else(|| self.ids.next()));
-            f.name = Some(name);
-            f.arguments.push_str(&c.early_args);
+            let mut args = std::mem::take(&mut c.early_args);
             match &mut c.args {
-                ArgsW::None => f.arguments.push_str("{}"),
-                ArgsW::Raw(r) => r.finish(&mut f.arguments),
-                ArgsW::Params(p) => p.finish(&mut f.arguments),
-                ArgsW::Relaxed(r) => r.finish(&mut f.arguments),
-                ArgsW::Py(p) => p.finish(&mut f.arguments),
+                ArgsW::None => args.push_str("{}"),
+                ArgsW::Raw(r) => r.finish(&mut args),
+                ArgsW::Params(p) => p.finish(&mut args),
+                ArgsW::Relaxed(r) => r.finish(&mut args),
+                ArgsW::Py(p) => p.finish(&mut args),
+                ArgsW::Xml(x) => x.finish(&mut args),
             }
+            if c.held.is_some() {
+                let tools = &self.set.tools;
+                unwrap::resolve(&args, &self.fmt.calls.unwrap_params, tools, &name, &mut f.arguments);
+            } else {
+                f.arguments.push_str(&args);
+            }
+            f.name = Some(name);
             return;
         }
         if c.index.is_none() {
@@ -740,8 +786,17 @@ impl Engine {
             ArgsW::Params(p) => p.finish(o),
             ArgsW::Relaxed(r) => r.finish(o),
             ArgsW::Py(p) => p.finish(o),
+            ArgsW::Xml(x) => x.finish(o),
         });
-        self.call = None;
+        if let Some(c) = self.call.take() {
+            if let (Some(held), Some(i)) = (c.held, c.index) {
+                if !self.set.suppress_calls {
+                    let wrappers = &self.fmt.calls.unwrap_params;
+                    let args = &mut out.call_fragment(i).arguments;
+                    unwrap::resolve(&held, wrappers, &self.set.tools, &c.name, args);
+                }
+            }
+        }
     }
 
     fn open_param(&mut self, out: &mut Delta) {
@@ -750,18 +805,36 @@ impl Engine {
         if c.index.is_none() && c.deferred.is_none() {
             return;
         }
-        if matches!(c.args, ArgsW::None) {
+        let first = matches!(c.args, ArgsW::None);
+        if first {
             let mut p = Params::default();
             p.verbatim_keys = self.fmt.calls.verbatim_keys;
             p.verbatim_values = self.fmt.calls.verbatim_values;
+            p.trim_values = self.fmt.calls.trim_values;
             c.args = ArgsW::Params(p);
         }
         let key = std::mem::take(&mut c.param_key);
         let lookup = if self.fmt.calls.verbatim_keys { key.as_str() } else { key.trim() };
-        let ty = self.param_override.take().unwrap_or_else(|| tools.param_type(&c.name, lookup));
+        if first && unwrap::holds(&self.fmt.calls.unwrap_params, &tools, &c.name, lookup) {
+            c.held = Some(String::new());
+        } else if let Some(h) = c.held.take() {
+            // A second parameter: the wrapper does not unwrap; release what was held.
+            if let (Some(i), false) = (c.index, self.set.suppress_calls) {
+                out.call_fragment(i).arguments.push_str(&h);
+            }
+        }
+        use crate::format::compiled::ParamForce;
+        let (ty, literal) = match self.param_override.take() {
+            Some(ParamForce::Type(t)) => (t, false),
+            Some(ParamForce::Declared) => match tools.declared_type(&c.name, lookup) {
+                Some(t) => (t, !tools.nullable(&c.name, lookup)),
+                None => (crate::schema::ParamType::Json, false),
+            },
+            None => (tools.param_type(&c.name, lookup), false),
+        };
         self.with_args(out, |a, o| {
             if let ArgsW::Params(p) = a {
-                p.open(&key, ty, o)
+                p.open_as(&key, ty, literal, o)
             }
         });
     }

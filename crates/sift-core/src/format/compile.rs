@@ -33,6 +33,7 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             hold: None,
             release: false,
             fail: false,
+            discard: false,
         },
         TransitionSpec::Full(t) => t.clone(),
     }
@@ -129,9 +130,13 @@ fn content_spec() -> FormatSpec {
         entry: None,
         calls: CallPolicy::default(),
         relaxed_values: None,
+        template_init: None,
+        drop_content_after_calls: false,
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
+        recover_newlines: false,
+        force_content: None,
     }
 }
 
@@ -244,10 +249,12 @@ pub fn compile_entry(
                 reprocess: tt.reprocess,
                 route: tt.route,
                 keep: tt.keep,
+                discard: tt.discard,
                 param: match tt.param.as_deref() {
                     None => None,
-                    Some("string") => Some(crate::schema::ParamType::String),
-                    Some("json") => Some(crate::schema::ParamType::Json),
+                    Some("string") => Some(ParamForce::Type(crate::schema::ParamType::String)),
+                    Some("json") => Some(ParamForce::Type(crate::schema::ParamType::Json)),
+                    Some("declared") => Some(ParamForce::Declared),
                     Some(other) => {
                         return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() })
                     }
@@ -273,6 +280,7 @@ pub fn compile_entry(
                 hold: None,
                 release: false,
                 fail: false,
+                discard: false,
             };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,
@@ -300,6 +308,26 @@ pub fn compile_entry(
             return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
         }
     };
+    match policy.text_with_calls.as_deref() {
+        None | Some("keep") | Some("drop") => {}
+        Some(other) => {
+            return Err(FormatError::BadMode { state: "calls.text_with_calls".into(), mode: other.into() });
+        }
+    }
+    let needs = |on: bool, what: &str, need: bool, needed: &str| {
+        if on && !need {
+            Err(FormatError::BadMode {
+                state: format!("calls.{what}"),
+                mode: format!("needs calls.{needed}"),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    needs(policy.need_end, "need_end", policy.defer, "defer")?;
+    needs(policy.validate, "validate", policy.defer, "defer")?;
+    needs(!policy.wrapper_keys.is_empty(), "wrapper_keys", policy.validate, "validate")?;
+    needs(!policy.alias.is_empty(), "alias", policy.validate, "validate")?;
     let find = |n: &str| b.term_index.get(&(0u8, n.to_string())).copied();
     let mut f = Format {
         name,
@@ -318,6 +346,17 @@ pub fn compile_entry(
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
         reasoning_markers: (find("think_start"), find("think_end")),
+        template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
+        drop_content_after_calls: r.drop_content_after_calls
+            || tools.is_some_and(|t| t.drop_content_after_calls),
+        recover_newlines: r.recover_newlines,
+        force_content: r.force_content.as_ref().map(|w| {
+            (
+                w.kwarg.clone(),
+                serde_json::to_value(&w.equals).unwrap_or(serde_json::Value::Null),
+                w.only_absent,
+            )
+        }),
     };
     if f.calls.schema_args && !f.states.iter().any(|s| s.spellings.iter().any(|x| x.2.hold.is_some())) {
         return Err(FormatError::BadMode {
@@ -431,6 +470,21 @@ fn compile_mode(
                 Some("schema") => Mode::Relaxed(true),
                 Some(other) => return Err(bad(other)),
             },
+            "xml" => {
+                let prefix = t.prefix.clone().unwrap_or_default();
+                let max_depth = t.max_depth.unwrap_or(128);
+                let mixed_text = t.mixed_text.clone().unwrap_or_else(|| "$text".into());
+                if prefix.is_empty() || prefix.len() > 64 {
+                    return Err(bad("xml: prefix must be 1 to 64 bytes"));
+                }
+                if !(1..=1024).contains(&max_depth) {
+                    return Err(bad("xml: max_depth must be 1 to 1024"));
+                }
+                if mixed_text.is_empty() {
+                    return Err(bad("xml: mixed_text must not be empty"));
+                }
+                Mode::Xml(Box::new(crate::format::compiled::XmlCfg { prefix, max_depth, mixed_text }))
+            }
             other => return Err(bad(other)),
         },
     })

@@ -57,6 +57,17 @@ pub(crate) struct PyCfg {
     pub fail: StateId,
 }
 
+/// The nested XML arguments kernel's settings (see `engine/xmlargs.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct XmlCfg {
+    /// What introduces every tag (`]<]minimax[>[`).
+    pub prefix: String,
+    /// Elements nested deeper than this make the rest of the body malformed.
+    pub max_depth: usize,
+    /// The field holding text mixed with child elements (`$text`).
+    pub mixed_text: String,
+}
+
 /// What plain text in a state becomes.
 #[derive(Debug, Clone)]
 pub(crate) enum Mode {
@@ -78,6 +89,8 @@ pub(crate) enum Mode {
     Header(Box<HeaderCfg>),
     /// Only white space may appear: other text fails the held group.
     Blank,
+    /// Nested XML elements typed by the tool schema (MiniMax-M3).
+    Xml(Box<XmlCfg>),
 }
 
 /// A transition's effect.
@@ -88,7 +101,7 @@ pub(crate) struct Trans {
     pub end: bool,
     pub reprocess: bool,
     /// Overrides the schema type of the parameter this transition opens.
-    pub param: Option<crate::schema::ParamType>,
+    pub param: Option<ParamForce>,
     /// Choose the target by the header state's routes.
     pub route: bool,
     /// The marker is also text of the state it leaves.
@@ -99,6 +112,18 @@ pub(crate) struct Trans {
     pub release: bool,
     /// Fails the held group.
     pub fail: bool,
+    /// An open call that never committed is dropped, raw text and all.
+    pub discard: bool,
+}
+
+/// How a transition types the parameter it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamForce {
+    /// This type, whatever the schema says.
+    Type(crate::schema::ParamType),
+    /// The schema's type when it declares the parameter (a declared string
+    /// keeps `null` as text unless the schema admits null); JSON otherwise.
+    Declared,
 }
 
 /// How the lexer finds candidate marker starts in one state.
@@ -229,6 +254,15 @@ pub struct Format {
     /// Special-token id → terminal, filled by [`Format::bind`].
     pub(crate) token_ids: HashMap<u32, TermId>,
     pub(crate) reasoning_markers: (Option<TermId>, Option<TermId>),
+    /// The `parser_init_kwargs` key of a response template that replaces this format.
+    pub(crate) template_init: Option<String>,
+    /// Content after an emitted call is dropped.
+    pub(crate) drop_content_after_calls: bool,
+    /// Escaped newlines in reasoning and content are recovered (`recover_newlines`).
+    pub(crate) recover_newlines: bool,
+    /// `force_content`: the `chat_template_kwargs` key and value that turn
+    /// it on, and whether only absent (not blank) content swaps.
+    pub(crate) force_content: Option<(String, serde_json::Value, bool)>,
 }
 
 impl Format {

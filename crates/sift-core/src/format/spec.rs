@@ -74,6 +74,42 @@ pub struct FormatSpec {
     /// the standalone tool parser reads literals.
     #[serde(default)]
     pub relaxed_values: Option<String>,
+    /// A `parser_init_kwargs` key holding a response template (vLLM's `hf`
+    /// parser: `response_template`): a request that carries one is parsed
+    /// by the formats the template describes (see `format::template`).
+    #[serde(default)]
+    pub template_init: Option<String>,
+    /// Content written after a call was emitted is dropped (vLLM's unified
+    /// Gemma 4 engine answers no content after a call; its standalone tool
+    /// parser keeps it, so the reasoning format says it).
+    #[serde(default)]
+    pub drop_content_after_calls: bool,
+    /// Reasoning formats: literal escape sequences (`\n`, `\r\n`) in reasoning
+    /// and content are rewritten as the characters they stand for, outside
+    /// code spans, code blocks and LaTeX (MiniCPM-V's tokenizer decodes a
+    /// newline as the two characters `\` `n`). Tool arguments are untouched.
+    #[serde(default)]
+    pub recover_newlines: bool,
+    /// Reasoning formats: when the request matches, a message whose content is
+    /// blank and that has no tool calls answers with its reasoning as content
+    /// (Nemotron's `force_nonempty_content`).
+    #[serde(default)]
+    pub force_content: Option<ForceContentSpec>,
+}
+
+/// `force_content`: the `chat_template_kwargs` value that turns it on, and
+/// what counts as no content.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForceContentSpec {
+    /// The `chat_template_kwargs` key.
+    pub kwarg: String,
+    /// The value it must equal.
+    pub equals: toml::Value,
+    /// Only a message with no content at all swaps (whitespace-only content
+    /// keeps the reasoning where it is); default: blank content swaps too.
+    #[serde(default)]
+    pub only_absent: bool,
 }
 
 /// A terminal: a list of spellings, or a table with `spell` and `token`.
@@ -165,7 +201,7 @@ pub enum ModeSpec {
     /// `content`, `reasoning`, `drop`, `name`, `param_name`, `param_value`, `args`.
     Simple(String),
     /// A configured kernel.
-    Table(ModeTable),
+    Table(Box<ModeTable>),
 }
 
 /// A configured text kernel.
@@ -220,6 +256,15 @@ pub struct ModeTable {
     /// `envelope`: exactly one object; whatever follows it goes to `done`.
     #[serde(default)]
     pub single: bool,
+    /// `xml`: the text that introduces every element tag.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// `xml`: the deepest element nesting accepted (default 128, at most 1024).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
+    /// `xml`: the field for text mixed with child elements (default `$text`).
+    #[serde(default)]
+    pub mixed_text: Option<String>,
 }
 
 /// A header route: a header containing `contains` sends the message to `to`;
@@ -265,8 +310,9 @@ pub struct TransitionTable {
     /// Leave a `header` state by its routes (`to` is the default).
     #[serde(default)]
     pub route: bool,
-    /// The next parameter's type, overriding the tool schema: `string` or
-    /// `json` (DSML's `string="true|false"` attribute).
+    /// The next parameter's type, overriding the tool schema: `string`,
+    /// `json`, or `declared` (the schema's type when it declares the
+    /// parameter, JSON otherwise: DSML's `string="false"`).
     #[serde(default)]
     pub param: Option<String>,
     /// The marker is also text of the state it leaves (xLAM keeps the
@@ -288,6 +334,11 @@ pub struct TransitionTable {
     /// Fails the held group (see `hold`); the output continues in `to`.
     #[serde(default)]
     pub fail: bool,
+    /// An open call that never committed is dropped with its raw text
+    /// instead of following `uncommitted` (LFM2's echoed call body, ended by
+    /// an orphan end marker).
+    #[serde(default)]
+    pub discard: bool,
 }
 
 /// What happens to calls that never got a name.
@@ -326,6 +377,10 @@ pub struct CallPolicy {
     /// newline removed, `null` stays a string).
     #[serde(default)]
     pub verbatim_values: bool,
+    /// String parameter values lose surrounding white space (Python's
+    /// `str.strip`) and are otherwise kept as written (`null` stays a string).
+    #[serde(default)]
+    pub trim_values: bool,
     /// A call to a function the request declares no tool for is not a call
     /// (when the request declares tools at all).
     #[serde(default)]
@@ -344,6 +399,58 @@ pub struct CallPolicy {
     /// A held call that names one parameter twice fails its group.
     #[serde(default)]
     pub unique_params: bool,
+    /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
+    /// parameter is one of them, not declared by a function that declares
+    /// parameters, gets the wrapped object as its arguments when all its keys
+    /// are declared (vLLM's DSML `_repair_param_dict`). The call's arguments
+    /// are held from the wrapper's opening until a second parameter or the
+    /// call's end decides.
+    #[serde(default)]
+    pub unwrap_params: Vec<String>,
+    /// A deferred call is a call only when its end marker closes it (a call
+    /// cut off by the end of the output or by the next call follows `uncommitted`).
+    #[serde(default)]
+    pub need_end: bool,
+    /// A deferred call is checked against the request's tool schema when it
+    /// ends (see `engine/checked.rs`): a declared function (after `alias`),
+    /// every parameter named, no parameter twice, undeclared parameters
+    /// ignored, every required parameter present. A call that fails is not a
+    /// call (`uncommitted`).
+    #[serde(default)]
+    pub validate: bool,
+    /// With `validate`: parameter names that, when the function does not
+    /// declare them, wrap the real arguments as a JSON or Python dict.
+    #[serde(default)]
+    pub wrapper_keys: Vec<String>,
+    /// With `validate`: names the model uses for a declared function.
+    #[serde(default)]
+    pub alias: Vec<AliasSpec>,
+    /// `keep` (default) or `drop`: the text around calls, when the output has
+    /// any call (content is then held until the output ends).
+    #[serde(default)]
+    pub text_with_calls: Option<String>,
+    /// A parameter whose schema is a union (`anyOf`, `oneOf`, a type list)
+    /// admitting `string` is read as a string.
+    #[serde(default)]
+    pub union_string: bool,
+}
+
+/// A function name the model writes for a declared one, with its arguments
+/// renamed: used only when `to` is declared and `from` is not, and only
+/// when at least one argument maps.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AliasSpec {
+    /// The names the model writes.
+    pub from: Vec<String>,
+    /// The declared function they stand for.
+    pub to: String,
+    /// Target key → the model's keys, first non-empty value wins.
+    #[serde(default)]
+    pub args: BTreeMap<String, Vec<String>>,
+    /// Target key → constant value added when the alias applies.
+    #[serde(default)]
+    pub set: BTreeMap<String, toml::Value>,
 }
 
 impl FormatSpec {

@@ -1,0 +1,278 @@
+//! Message-level filters applied to the engine's deltas, between the engine
+//! and the caller: behaviours that depend on the whole message rather than on
+//! the text at hand. Each is a format option, off by default; a parser whose
+//! format uses none of them never goes through this module.
+//!
+//! - `text_with_calls = "drop"` (tool formats): the text around calls is
+//!   dropped when the output has a call. Content is held until the output
+//!   ends or the first call appears (then the held text is discarded and
+//!   later content dropped as it comes).
+//! - `recover_newlines` (reasoning formats): literal escapes (`\n`, `\r`,
+//!   `\r\n`) in reasoning and content become newlines, except inside code
+//!   spans, code blocks, LaTeX spans and runs of backslashes. A proper prefix
+//!   of an escape or of a closing marker is held until the next delta.
+//! - `force_content` (reasoning formats): a message with blank (or, with
+//!   `only_absent`, no) content and no calls answers with its reasoning as content. Reasoning (and blank
+//!   content) is held until non-blank content or a call shows the swap
+//!   cannot happen; at the end the held reasoning becomes content.
+//!
+//! Invariant: every filter is a function of the concatenated input so far
+//! (never of how it was cut), so streaming still equals one-shot. Held text
+//! is released, never lost, except where an option says it is dropped.
+
+use crate::message::Delta;
+
+/// The filters one request runs.
+#[derive(Debug, Default)]
+pub(crate) struct Post {
+    drop_text_with_calls: Option<DropText>,
+    newlines: Option<(Unescape, Unescape)>,
+    force: Option<Force>,
+    scratch: Delta,
+}
+
+#[derive(Debug, Default)]
+struct DropText {
+    called: bool,
+    held: String,
+}
+
+#[derive(Debug, Default)]
+struct Force {
+    /// Whitespace-only content counts as content (no swap).
+    only_absent: bool,
+    released: bool,
+    reasoning: String,
+    content: String,
+}
+
+impl Post {
+    /// The filters a format and request ask for; `None` when there are none.
+    /// `force_content` is `Some(only_absent)` when on.
+    pub fn new(
+        drop_text_with_calls: bool,
+        recover_newlines: bool,
+        force_content: Option<bool>,
+    ) -> Option<Post> {
+        if !drop_text_with_calls && !recover_newlines && force_content.is_none() {
+            return None;
+        }
+        Some(Post {
+            drop_text_with_calls: drop_text_with_calls.then(DropText::default),
+            newlines: recover_newlines.then(Default::default),
+            force: force_content.map(|only_absent| Force { only_absent, ..Force::default() }),
+            scratch: Delta::default(),
+        })
+    }
+
+    /// A buffer for the engine to write one delta into.
+    pub fn scratch(&mut self) -> Delta {
+        let mut d = std::mem::take(&mut self.scratch);
+        d.clear();
+        d
+    }
+
+    /// Filters what the engine wrote into `d` and appends the result to `out`.
+    pub fn apply(&mut self, mut d: Delta, last: bool, out: &mut Delta) {
+        let has_calls = !d.tool_calls.is_empty();
+        if let Some(t) = &mut self.drop_text_with_calls {
+            if has_calls {
+                t.called = true;
+                t.held.clear();
+            }
+            if t.called {
+                d.content.clear();
+            } else {
+                t.held.push_str(&d.content);
+                d.content.clear();
+                if last {
+                    d.content = std::mem::take(&mut t.held);
+                }
+            }
+        }
+        if let Some((r, c)) = &mut self.newlines {
+            let r_last = last || !d.content.is_empty() || has_calls;
+            let text = std::mem::take(&mut d.reasoning);
+            r.feed(&text, r_last, &mut d.reasoning);
+            let text = std::mem::take(&mut d.content);
+            c.feed(&text, last, &mut d.content);
+        }
+        if let Some(f) = &mut self.force {
+            if !f.released {
+                f.reasoning.push_str(&d.reasoning);
+                f.content.push_str(&d.content);
+                d.reasoning.clear();
+                d.content.clear();
+                let real = if f.only_absent { !f.content.is_empty() } else { !f.content.trim().is_empty() };
+                if has_calls || real {
+                    f.released = true;
+                    d.reasoning = std::mem::take(&mut f.reasoning);
+                    d.content = std::mem::take(&mut f.content);
+                } else if last {
+                    // Swapped: the reasoning answers, the blank content is reasoning.
+                    d.reasoning = std::mem::take(&mut f.content);
+                    d.content = std::mem::take(&mut f.reasoning);
+                }
+            }
+        }
+        out.append(&d);
+        self.scratch = d;
+    }
+}
+
+/// One stream's escaped-newline recovery (reasoning and content each have one).
+#[derive(Debug, Default)]
+struct Unescape {
+    /// The marker that closes the code or LaTeX span we are in.
+    closing: Option<&'static str>,
+    /// A tail that may still become an escape or a marker.
+    pending: String,
+}
+
+impl Unescape {
+    fn feed(&mut self, text: &str, last: bool, out: &mut String) {
+        if text.is_empty() && !(last && !self.pending.is_empty()) {
+            return;
+        }
+        let mut buf = std::mem::take(&mut self.pending);
+        buf.push_str(text);
+        let s = buf.as_str();
+        let mut i = 0;
+        while i < s.len() {
+            let rest = &s[i..];
+            if let Some(m) = self.closing {
+                if rest.starts_with(m) {
+                    out.push_str(m);
+                    i += m.len();
+                    self.closing = None;
+                } else if !last && m.starts_with(rest) {
+                    self.pending.push_str(rest);
+                    return;
+                } else {
+                    let n = rest.chars().next().map_or(1, char::len_utf8);
+                    out.push_str(&rest[..n]);
+                    i += n;
+                }
+                continue;
+            }
+            match rest.as_bytes()[0] {
+                b'`' => {
+                    if !last && (rest == "`" || rest == "``") {
+                        self.pending.push_str(rest);
+                        return;
+                    }
+                    let m = if rest.starts_with("```") { "```" } else { "`" };
+                    out.push_str(m);
+                    i += m.len();
+                    self.closing = Some(m);
+                }
+                b'$' => {
+                    if !last && rest == "$" {
+                        self.pending.push_str(rest);
+                        return;
+                    }
+                    let m = if rest.starts_with("$$") { "$$" } else { "$" };
+                    out.push_str(m);
+                    i += m.len();
+                    self.closing = Some(m);
+                }
+                b'\\' => {
+                    let run = rest.bytes().take_while(|b| *b == b'\\').count();
+                    if run > 1 {
+                        out.push_str(&rest[..run]);
+                        i += run;
+                        continue;
+                    }
+                    if !last && (rest == "\\" || rest == "\\r" || rest == "\\r\\") {
+                        self.pending.push_str(rest);
+                        return;
+                    }
+                    if rest.starts_with("\\r\\n") {
+                        out.push('\n');
+                        i += 4;
+                    } else if rest.starts_with("\\n") || rest.starts_with("\\r") {
+                        out.push('\n');
+                        i += 2;
+                    } else if rest.starts_with("\\(") {
+                        out.push_str("\\(");
+                        i += 2;
+                        self.closing = Some("\\)");
+                    } else if rest.starts_with("\\[") {
+                        out.push_str("\\[");
+                        i += 2;
+                        self.closing = Some("\\]");
+                    } else {
+                        out.push('\\');
+                        i += 1;
+                    }
+                }
+                _ => {
+                    // Up to the next byte that can start something.
+                    let n = rest
+                        .bytes()
+                        .position(|b| matches!(b, b'`' | b'$' | b'\\'))
+                        .unwrap_or(rest.len())
+                        .max(1);
+                    let n = (n..=rest.len()).find(|k| rest.is_char_boundary(*k)).unwrap_or(rest.len());
+                    out.push_str(&rest[..n]);
+                    i += n;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(parts: &[&str]) -> String {
+        let mut u = Unescape::default();
+        let mut out = String::new();
+        for (k, p) in parts.iter().enumerate() {
+            u.feed(p, k + 1 == parts.len(), &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn escapes_recovered_outside_code_in_any_split() {
+        let text = "a\\nb `x\\ny` c\\r\\nd $m\\n$ e\\\\n ```\\n``` f\\";
+        let want = "a\nb `x\\ny` c\nd $m\\n$ e\\\\n ```\\n``` f\\";
+        assert_eq!(run(&[text]), want);
+        for cut in 0..=text.len() {
+            if !text.is_char_boundary(cut) {
+                continue;
+            }
+            assert_eq!(run(&[&text[..cut], &text[cut..], ""]), want, "cut at {cut}");
+        }
+        for k in 1..text.len() {
+            let parts: Vec<&str> =
+                (0..text.len()).step_by(k).map(|i| &text[i..(i + k).min(text.len())]).collect();
+            let mut parts = parts;
+            parts.push("");
+            assert_eq!(run(&parts), want, "chunks of {k}");
+        }
+    }
+
+    #[test]
+    fn force_content_swaps_only_when_content_is_blank() {
+        let mut p = Post::new(false, false, Some(false)).expect("filter");
+        let mut out = Delta::default();
+        let mut d = p.scratch();
+        d.reasoning.push_str("think");
+        p.apply(d, false, &mut out);
+        let mut d = p.scratch();
+        d.content.push_str("\n");
+        p.apply(d, true, &mut out);
+        assert_eq!((out.reasoning.as_str(), out.content.as_str()), ("\n", "think"));
+
+        let mut p = Post::new(false, false, Some(false)).expect("filter");
+        let mut out = Delta::default();
+        let mut d = p.scratch();
+        d.reasoning.push_str("think");
+        d.content.push_str(" answer");
+        p.apply(d, false, &mut out);
+        assert_eq!((out.reasoning.as_str(), out.content.as_str()), ("think", " answer"));
+    }
+}
