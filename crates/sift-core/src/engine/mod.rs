@@ -18,6 +18,7 @@
 //! result however its input is split, so streaming equals one-shot.
 
 mod args;
+mod checked;
 mod envelope;
 mod pycalls;
 mod pyvalue;
@@ -66,6 +67,8 @@ struct OpenCall {
     early_args: String,
     /// A deferred call's name and id: it is emitted whole when it closes.
     deferred: Option<(String, Option<String>)>,
+    /// Closed by an `end` transition (not by the output's end or the next call).
+    closed: bool,
 }
 
 /// The per-request state.
@@ -465,6 +468,11 @@ impl Engine {
         if moves {
             self.exit(from, out);
         }
+        if tr.end {
+            if let Some(c) = &mut self.call {
+                c.closed = true;
+            }
+        }
         if tr.end || tr.call {
             self.end_call(out);
         }
@@ -576,6 +584,7 @@ impl Engine {
             args: ArgsW::None,
             early_args: String::new(),
             deferred: None,
+            closed: false,
         });
     }
 
@@ -606,6 +615,7 @@ impl Engine {
     /// Gives the open call its index and emits its first fragment.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
         if self.fmt.calls.known_names_only
+            && !self.fmt.calls.validate
             && !self.set.tools.is_empty()
             && !self.set.tools.names().iter().any(|n| *n == name)
         {
@@ -640,11 +650,28 @@ impl Engine {
         let Some(c) = &mut self.call else { return };
         if c.index.is_none() && c.deferred.is_some() {
             let mut c = self.call.take().expect("open call");
-            let valid = match &c.args {
+            let mut valid = match &c.args {
                 ArgsW::Relaxed(r) => r.valid(),
                 ArgsW::Raw(r) => r.complete(),
                 _ => true,
             };
+            if self.fmt.calls.need_end && !c.closed {
+                valid = false;
+            }
+            let mut checked = None;
+            if valid && self.fmt.calls.validate {
+                let mut args = std::mem::take(&mut c.early_args);
+                match &mut c.args {
+                    ArgsW::None => args.push_str("{}"),
+                    ArgsW::Raw(r) => r.finish(&mut args),
+                    ArgsW::Params(p) => p.finish(&mut args),
+                    ArgsW::Relaxed(r) => r.finish(&mut args),
+                    ArgsW::Py(p) => p.finish(&mut args),
+                }
+                let name = c.deferred.as_ref().map_or("", |d| d.0.as_str());
+                checked = checked::check(&self.fmt.calls, &self.set.tools, name, &args);
+                valid = checked.is_some();
+            }
             if !valid || self.set.suppress_calls {
                 if !valid && self.fmt.uncommitted == Uncommitted::Content {
                     out.content.push_str(&c.raw);
@@ -656,6 +683,11 @@ impl Engine {
             self.next_index += 1;
             let f = out.call_fragment(index);
             f.id = Some(id.unwrap_or_else(|| self.ids.next()));
+            if let Some((name, args)) = checked {
+                f.name = Some(name);
+                f.arguments.push_str(&args);
+                return;
+            }
             f.name = Some(name);
             f.arguments.push_str(&c.early_args);
             match &mut c.args {
@@ -698,7 +730,13 @@ impl Engine {
         }
         let key = std::mem::take(&mut c.param_key);
         let lookup = if self.fmt.calls.verbatim_keys { key.as_str() } else { key.trim() };
-        let ty = self.param_override.take().unwrap_or_else(|| tools.param_type(&c.name, lookup));
+        let ty = self.param_override.take().unwrap_or_else(|| {
+            if self.fmt.calls.union_string && tools.admits_string(&c.name, lookup) {
+                crate::schema::ParamType::String
+            } else {
+                tools.param_type(&c.name, lookup)
+            }
+        });
         self.with_args(out, |a, o| {
             if let ArgsW::Params(p) = a {
                 p.open(&key, ty, o)
