@@ -131,7 +131,7 @@ struct Unescape {
 
 impl Unescape {
     fn feed(&mut self, text: &str, last: bool, out: &mut String) {
-        if text.is_empty() && !(last && !self.pending.is_empty()) {
+        if text.is_empty() && (self.pending.is_empty() || !last) {
             return;
         }
         let mut buf = std::mem::take(&mut self.pending);
@@ -263,7 +263,7 @@ mod tests {
         d.reasoning.push_str("think");
         p.apply(d, false, &mut out);
         let mut d = p.scratch();
-        d.content.push_str("\n");
+        d.content.push('\n');
         p.apply(d, true, &mut out);
         assert_eq!((out.reasoning.as_str(), out.content.as_str()), ("\n", "think"));
 

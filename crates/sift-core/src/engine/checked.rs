@@ -89,7 +89,7 @@ pub(crate) fn check(policy: &CallPolicy, tools: &Tools, name: &str, args: &str) 
         if key.is_empty() {
             return None;
         }
-        if has_props && !declared(&key) && policy.wrapper_keys.iter().any(|w| *w == key) {
+        if has_props && !declared(&key) && policy.wrapper_keys.contains(&key) {
             let inner = match val {
                 Value::String(s) => literal(&s)?,
                 v => v,
