@@ -19,7 +19,6 @@ REASONS = [
     (r"TestParseDeltaIncludeReasoning", "vLLM's test used an unnamed <think> adapter; the case names no reasoning parser"),
     (r"TestImplicitReasoningEnd|TestMalformedDsmlNoise_test_corrupted_wrapper_ends_reasoning", "vLLM's extract_tool_calls called directly never returns reasoning (an API artefact of the test)"),
     (r"test_prompt_closed_reasoning_is_scoped_to_current_turn", "the prompt holds placeholder token ids ('?50?'), not text a template would render"),
-    (r"^minicpm5/TestParameterWhitespace_test_cdata_whitespace_preserved", "minicpm5: a CDATA value kept verbatim (its wrapping newline too) not modelled yet"),
     (r"^minimax_m3/TestArguments|minimax_m3-complex-json-args", "minimax_m3: nested XML arguments (<key>/<item> elements) not modelled yet"),
     (r"^minicpmv/TestNewlineRecovery_test_buffered_delta_is_dropped_not_sent_empty", "vLLM's test never finished its stream, so the held backtick was never released; the finished answer keeps it"),
     (r"^nemotron_v3/test_nemotron_v3_streaming_promotes_reasoning_to_content", "vLLM's stream sends the reasoning, then repeats it as content at the end; Sift follows its one-shot answer (content only)"),

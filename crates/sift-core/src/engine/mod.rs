@@ -482,6 +482,13 @@ impl Engine {
                 self.record(marker);
             }
         }
+        if let Some(on) = tr.verbatim {
+            self.with_args(out, |a, o| {
+                if let ArgsW::Params(p) = a {
+                    p.set_verbatim(on, o)
+                }
+            });
+        }
         self.param_override = tr.param;
         self.state = tr.to;
         if moves {

@@ -30,6 +30,7 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             param: None,
             route: false,
             keep: false,
+            verbatim: None,
         },
         TransitionSpec::Full(t) => t.clone(),
     }
@@ -221,6 +222,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 reprocess: tt.reprocess,
                 route: tt.route,
                 keep: tt.keep,
+                verbatim: tt.verbatim,
                 param: match tt.param.as_deref() {
                     None => None,
                     Some("string") => Some(crate::schema::ParamType::String),
@@ -247,6 +249,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 param: None,
                 route: false,
                 keep: false,
+                verbatim: None,
             };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,

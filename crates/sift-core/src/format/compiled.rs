@@ -89,6 +89,8 @@ pub(crate) struct Trans {
     pub route: bool,
     /// The marker is also text of the state it leaves.
     pub keep: bool,
+    /// Switches verbatim parameter text on or off.
+    pub verbatim: Option<bool>,
 }
 
 /// How the lexer finds candidate marker starts in one state.

@@ -295,6 +295,10 @@ pub struct TransitionTable {
     /// `</think>` that ends its content preamble).
     #[serde(default)]
     pub keep: bool,
+    /// Parameter text after this marker is kept exactly as written (`true`,
+    /// a CDATA section's opener) or read as usual again (`false`, its closer).
+    #[serde(default)]
+    pub verbatim: Option<bool>,
 }
 
 /// What happens to calls that never got a name.
