@@ -45,7 +45,7 @@ pub struct Case {
 }
 
 /// Nesting depth of a JSON text (strings skipped), to bound recursion before parsing.
-fn json_depth(s: &str) -> usize {
+pub(crate) fn json_depth(s: &str) -> usize {
     let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
     for b in s.bytes() {
         if in_str {

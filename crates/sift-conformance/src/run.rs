@@ -33,6 +33,7 @@ pub fn read_request(v: &Value) -> (Request, bool) {
     }
     r.chat_template_kwargs = v.get("chat_template_kwargs").cloned().filter(|k| !k.is_null());
     r.prompt = v.get("prompt_text").and_then(Value::as_str).map(str::to_string);
+    r.init_kwargs = v.get("parser_init_kwargs").cloned().filter(|k| !k.is_null());
     let parallel = v.get("parallel_tool_calls").and_then(Value::as_bool).unwrap_or(true);
     (r, parallel)
 }

@@ -40,7 +40,7 @@ pub fn compare(expected: &Value, msg: &Value) -> Vec<String> {
             diffs.push(format!("tool {i}: id is not a non-empty string"));
         }
         let raw = g.get("function").and_then(|f| f.get("arguments")).and_then(Value::as_str).unwrap_or("");
-        let parsed: Option<Value> = serde_json::from_str(raw).ok();
+        let parsed = parse_arguments(raw);
         match e.get("arguments") {
             Some(Value::Null) | None if e.get("arguments_raw").is_some() => {
                 // vLLM produced invalid JSON: any valid JSON answer, or the same text, is accepted.
@@ -53,6 +53,19 @@ pub fn compare(expected: &Value, msg: &Value) -> Vec<String> {
         }
     }
     diffs
+}
+
+/// Parses arguments text as check.py's `json.loads` does: nesting deeper than
+/// serde_json's default limit of 128 is read too (up to the case depth limit).
+fn parse_arguments(raw: &str) -> Option<Value> {
+    if crate::case::json_depth(raw) > crate::case::MAX_CASE_DEPTH {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(raw);
+    de.disable_recursion_limit();
+    let v = <Value as serde::Deserialize>::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(v)
 }
 
 /// Whether two messages are identical in reasoning, content, names and arguments text.

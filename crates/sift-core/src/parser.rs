@@ -14,7 +14,7 @@ use crate::message::{Delta, Folder, Message};
 use crate::schema::Tools;
 use crate::FormatError;
 use serde_json::Value;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The request's `tool_choice`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,7 +97,13 @@ pub struct ParserFactory {
     plain: Arc<Format>,
     required: Arc<Format>,
     named: Arc<Format>,
+    /// The last response template a request carried, and its factory
+    /// (`None`: the template does not convert; the native formats serve it).
+    templated: Arc<Mutex<Option<TemplateCache>>>,
 }
+
+/// A response template and the factory it compiled to (`None`: it does not convert).
+type TemplateCache = (Value, Option<ParserFactory>);
 
 const REQUIRED: &str = r#"
 name = "required"
@@ -134,6 +140,7 @@ impl ParserFactory {
             plain: Arc::new(compile(reasoning, None)?),
             required: Arc::new(compile(reasoning, Some(&required))?),
             named: Arc::new(compile(reasoning, Some(&named))?),
+            templated: Arc::default(),
         })
     }
 
@@ -144,6 +151,7 @@ impl ParserFactory {
             plain: Arc::new(self.plain.bind(vocab)?),
             required: Arc::new(self.required.bind(vocab)?),
             named: Arc::new(self.named.bind(vocab)?),
+            templated: Arc::default(),
         })
     }
 
@@ -152,8 +160,34 @@ impl ParserFactory {
         &self.native
     }
 
+    /// The factory of the formats a response template describes (see
+    /// [`crate::format::template`]), with tool calls when this pair has them.
+    pub fn with_template(&self, template: &Value) -> Result<ParserFactory, FormatError> {
+        let (r, t) = crate::format::template::template_specs(template, self.native.has_tools())?;
+        ParserFactory::new(Some(&r), t.as_ref())
+    }
+
+    /// The factory for a request's response template (format `template_init`),
+    /// compiled when it differs from the last one seen.
+    fn templated_for(&self, req: &Request) -> Option<ParserFactory> {
+        let key = self.native.template_init.as_deref()?;
+        let tpl = req.init_kwargs.as_ref()?.get(key).filter(|v| !v.is_null())?;
+        let mut cache = self.templated.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, f)) = cache.as_ref() {
+            if seen == tpl {
+                return f.clone();
+            }
+        }
+        let f = self.with_template(tpl).ok();
+        *cache = Some((tpl.clone(), f.clone()));
+        f
+    }
+
     /// A parser for one request.
     pub fn parser(&self, req: &Request) -> Parser {
+        if let Some(f) = self.templated_for(req) {
+            return f.parser(req);
+        }
         let has_tools = self.native.has_tools();
         let mut suppress = false;
         let mut named = None;

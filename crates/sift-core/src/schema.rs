@@ -133,6 +133,34 @@ impl Tools {
         Some(type_of(node))
     }
 
+    /// The `parameters` schema of `func`, when the request declares it.
+    pub fn parameters(&self, func: &str) -> Option<&Value> {
+        self.schemas.get(func)
+    }
+
+    /// The declared type of `param` of `func`; `None` when the schema does
+    /// not declare that parameter.
+    pub fn declared_type(&self, func: &str, param: &str) -> Option<ParamType> {
+        self.funcs.get(func).and_then(|p| p.get(param)).copied()
+    }
+
+    /// Whether `param` of `func` admits `null` (`"type": [..., "null"]`).
+    pub fn nullable(&self, func: &str, param: &str) -> bool {
+        let Some(node) = self.schemas.get(func).and_then(|s| s.get("properties")?.get(param)) else {
+            return false;
+        };
+        match node.get("type") {
+            Some(Value::String(s)) => s == "null",
+            Some(Value::Array(a)) => a.iter().any(|v| v.as_str() == Some("null")),
+            _ => false,
+        }
+    }
+
+    /// Whether `func`'s schema declares any properties.
+    pub fn has_params(&self, func: &str) -> bool {
+        self.funcs.get(func).is_some_and(|p| !p.is_empty())
+    }
+
     /// The declared type of `param` of `func`; String when either is unknown.
     pub fn param_type(&self, func: &str, param: &str) -> ParamType {
         self.funcs.get(func).and_then(|p| p.get(param)).copied().unwrap_or(ParamType::String)
@@ -154,7 +182,17 @@ pub fn convert_value(text: &str, ty: ParamType, out: &mut String) {
                 out.push_str(&n.to_string());
                 true
             }
-            Err(_) => false,
+            // Python's int() is exact however long: keep the digits.
+            Err(_) => match t.strip_prefix('-').or_else(|| t.strip_prefix('+')).unwrap_or(t) {
+                d if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => {
+                    if t.starts_with('-') {
+                        out.push('-');
+                    }
+                    out.push_str(d.trim_start_matches('0'));
+                    true
+                }
+                _ => false,
+            },
         },
         // An integer keeps its exact digits, however large.
         ParamType::Number if t.parse::<i128>().is_ok() => {
@@ -204,6 +242,11 @@ mod tests {
     fn conversions() {
         let cases = [
             ("42", ParamType::Integer, "42"),
+            (
+                "-00012345678901234567890123456789012345678901234567890",
+                ParamType::Integer,
+                "-12345678901234567890123456789012345678901234567890",
+            ),
             ("4x", ParamType::Integer, "\"4x\""),
             ("3.14", ParamType::Number, "3.14"),
             ("2", ParamType::Number, "2"),

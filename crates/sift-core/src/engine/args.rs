@@ -114,6 +114,8 @@ struct Value {
     at_start: bool,
     /// String: text is kept exactly as written (inside a CDATA section).
     verbatim: bool,
+    /// String: `null` is text, never JSON `null`.
+    literal: bool,
 }
 
 /// XML-like parameters to a JSON object.
@@ -130,14 +132,15 @@ pub(crate) struct Params {
 const NULL: &str = "null";
 
 impl Params {
-    /// Opens parameter `key` of declared type `ty`.
-    pub fn open(&mut self, key: &str, ty: ParamType, out: &mut String) {
+    /// Opens parameter `key` of type `ty`; a `literal` string value reads
+    /// `null` as text.
+    pub fn open_as(&mut self, key: &str, ty: ParamType, literal: bool, out: &mut String) {
         self.close(out);
         out.push_str(if self.count == 0 { "{\"" } else { ", \"" });
         escape_into(out, if self.verbatim_keys { key } else { key.trim() });
         out.push_str("\": ");
         self.count += 1;
-        self.value = Some(Value { ty, buf: String::new(), at_start: true, verbatim: false });
+        self.value = Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false });
     }
 
     /// Appends value text.
@@ -163,12 +166,13 @@ impl Params {
                 return;
             }
             // A value that may still turn out to be `null` is held.
-            if v.buf.len() <= NULL.len()
+            if !v.literal
+                && v.buf.len() <= NULL.len()
                 && NULL.as_bytes()[..v.buf.len()].eq_ignore_ascii_case(v.buf.as_bytes())
             {
                 return;
             }
-            if v.buf.eq_ignore_ascii_case("null\n") {
+            if !v.literal && v.buf.eq_ignore_ascii_case("null\n") {
                 return;
             }
             out.push('"');
@@ -219,7 +223,7 @@ impl Params {
         let mut rest = v.buf.as_str();
         if v.at_start {
             let t = rest.strip_suffix('\n').unwrap_or(rest);
-            if t.eq_ignore_ascii_case(NULL) {
+            if !v.literal && t.eq_ignore_ascii_case(NULL) {
                 out.push_str("null");
                 return;
             }
@@ -272,7 +276,7 @@ mod tests {
     fn params(chunks: &[&str], ty: ParamType) -> String {
         let mut out = String::new();
         let mut p = Params::default();
-        p.open("k", ty, &mut out);
+        p.open_as("k", ty, false, &mut out);
         for c in chunks {
             p.text(c, &mut out);
         }

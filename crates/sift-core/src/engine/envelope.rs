@@ -346,7 +346,8 @@ impl Engine {
 
     fn env_object_end(&mut self, cfg: &EnvelopeCfg, out: &mut Delta) -> Step {
         let env = self.env.as_mut().expect("env");
-        let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
+        // A deferred call counts as committed: it is emitted when it ends.
+        let committed = self.call.as_ref().is_some_and(|c| c.index.is_some() || c.deferred.is_some());
         if !committed {
             match (&env.name, cfg.empty_args && !env.args_started) {
                 (Some(name), true) => {
@@ -372,6 +373,13 @@ impl Engine {
     /// The envelope state is left (a closing marker, or the end of output).
     pub(super) fn env_finish(&mut self, out: &mut Delta) {
         self.env = None;
+        // A deferred call whose object never closed is not whole: it follows
+        // the format's `uncommitted` policy.
+        if let Some(c) = &mut self.call {
+            if c.index.is_none() {
+                c.deferred = None;
+            }
+        }
         self.end_call(out);
     }
 }

@@ -20,9 +20,12 @@
 mod args;
 mod checked;
 mod envelope;
+mod prime;
 mod pycalls;
 mod pyvalue;
 mod relaxed;
+mod unwrap;
+mod xmlargs;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
@@ -54,6 +57,7 @@ enum ArgsW {
     Params(Params),
     Relaxed(relaxed::Relaxed),
     Py(pyvalue::PyArgs),
+    Xml(xmlargs::XmlArgs),
 }
 
 #[derive(Debug)]
@@ -69,6 +73,8 @@ struct OpenCall {
     deferred: Option<(String, Option<String>)>,
     /// Closed by an `end` transition (not by the output's end or the next call).
     closed: bool,
+    /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
+    held: Option<String>,
 }
 
 /// The per-request state.
@@ -90,7 +96,9 @@ pub(crate) struct Engine {
     /// Whether anything was pushed yet.
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
-    param_override: Option<crate::schema::ParamType>,
+    param_override: Option<crate::format::compiled::ParamForce>,
+    /// Leading bytes of the held tail that came from the prompt (see `prime`).
+    mute: usize,
     set: Settings,
 }
 
@@ -112,6 +120,7 @@ impl Engine {
             hdr: String::new(),
             started: false,
             param_override: None,
+            mute: 0,
             set,
         };
         let mut sink = Delta::default();
@@ -150,6 +159,7 @@ impl Engine {
             let st = &self.fmt.states[self.state as usize];
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
                 match st.mode {
+                    Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.content.push_str(text),
                     Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
                     _ => {}
@@ -165,13 +175,6 @@ impl Engine {
             self.lex(&buf, false, out);
             self.scratch = buf;
         }
-    }
-
-    /// Reads the prompt's last turn, discarding what it produces: the output
-    /// continues from where it left off (and still gets the content prefix).
-    pub fn prime(&mut self, text: &str) {
-        self.push(text, None, &mut Delta::default());
-        self.started = false;
     }
 
     /// The first push (or the finish of an empty output) emits the format's
@@ -244,15 +247,16 @@ impl Engine {
                 }
             };
             let Some((p, full, partial)) = look else {
-                if let Some(used) = self.text(&s[text_start..], out) {
+                if let Some(used) = self.text_span(s, text_start, s.len(), out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
+                self.mute = 0;
                 return;
             };
             if let Some((len, t, tr, token)) = full {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
@@ -263,7 +267,7 @@ impl Engine {
                     }
                 }
                 let end = p + len;
-                self.apply(tr, &s[p..end], out);
+                self.apply(tr, self.marker_span(s, p, end), out);
                 pos = if tr.reprocess { p } else { end };
                 text_start = pos;
                 if tr.reprocess {
@@ -274,7 +278,7 @@ impl Engine {
                         Probe::Full(_)
                     );
                     if !again {
-                        if let Some(used) = self.text(&s[p..end], out) {
+                        if let Some(used) = self.text_span(s, p, end, out) {
                             text_start = p + used;
                             pos = text_start;
                             continue;
@@ -284,12 +288,13 @@ impl Engine {
                     }
                 }
             } else if partial && !at_end {
-                if let Some(used) = self.text(&s[text_start..p], out) {
+                if let Some(used) = self.text_span(s, text_start, p, out) {
                     text_start += used;
                     pos = text_start;
                     continue;
                 }
                 self.held.push_str(&s[p..]);
+                self.mute = self.mute.saturating_sub(p);
                 return;
             } else {
                 pos = p + 1;
@@ -328,6 +333,7 @@ impl Engine {
             RelaxedStr,
             Pythonic,
             Header,
+            Xml,
         }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
@@ -342,8 +348,10 @@ impl Engine {
             Mode::RelaxedStr => K::RelaxedStr,
             Mode::Pythonic(_) => K::Pythonic,
             Mode::Header(_) => K::Header,
+            Mode::Xml(_) => K::Xml,
         };
         match kind {
+            K::Content if self.content_after_calls() => {}
             K::Content => out.content.push_str(s),
             K::Reasoning => {
                 if self.set.include_reasoning {
@@ -402,6 +410,14 @@ impl Engine {
                     }
                 });
             }
+            K::Xml => {
+                self.record(s);
+                self.with_args(out, |a, _| {
+                    if let ArgsW::Xml(x) = a {
+                        x.text(s)
+                    }
+                });
+            }
             K::Header => {
                 self.record(s);
                 // Headers are short; a runaway one is cut, never grown without bound.
@@ -439,6 +455,11 @@ impl Engine {
         let suppress = self.set.suppress_calls;
         let Some(c) = &mut self.call else { return };
         match c.index {
+            Some(_) if c.held.is_some() => {
+                if let Some(h) = &mut c.held {
+                    f(&mut c.args, h)
+                }
+            }
             Some(i) if !suppress => {
                 f(&mut c.args, &mut out.call_fragment(i).arguments);
                 out.drop_empty_fragment();
@@ -460,6 +481,9 @@ impl Engine {
         let from = self.state;
         if tr.keep {
             self.kernel_text(marker, out);
+        }
+        if tr.discard && self.call.as_ref().is_some_and(|c| c.index.is_none() && c.deferred.is_none()) {
+            self.call = None;
         }
         if !tr.call && !tr.reprocess {
             self.record(marker);
@@ -559,6 +583,14 @@ impl Engine {
                     r.str_open(o)
                 }
             }),
+            Mode::Xml(cfg) => {
+                let tools = Arc::clone(&self.set.tools);
+                if let Some(c) = &mut self.call {
+                    if matches!(c.args, ArgsW::None) {
+                        c.args = ArgsW::Xml(xmlargs::XmlArgs::new(cfg, &c.name, tools));
+                    }
+                }
+            }
             Mode::Envelope(_) => self.env = Some(Env::default()),
             Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
             Mode::Header(_) => self.hdr.clear(),
@@ -592,6 +624,7 @@ impl Engine {
             early_args: String::new(),
             deferred: None,
             closed: false,
+            held: None,
         });
     }
 
@@ -674,6 +707,7 @@ impl Engine {
                     ArgsW::Params(p) => p.finish(&mut args),
                     ArgsW::Relaxed(r) => r.finish(&mut args),
                     ArgsW::Py(p) => p.finish(&mut args),
+                    ArgsW::Xml(x) => x.finish(&mut args),
                 }
                 let name = c.deferred.as_ref().map_or("", |d| d.0.as_str());
                 checked = checked::check(&self.fmt.calls, &self.set.tools, name, &args);
@@ -695,15 +729,22 @@ impl Engine {
                 f.arguments.push_str(&args);
                 return;
             }
-            f.name = Some(name);
-            f.arguments.push_str(&c.early_args);
+            let mut args = std::mem::take(&mut c.early_args);
             match &mut c.args {
-                ArgsW::None => f.arguments.push_str("{}"),
-                ArgsW::Raw(r) => r.finish(&mut f.arguments),
-                ArgsW::Params(p) => p.finish(&mut f.arguments),
-                ArgsW::Relaxed(r) => r.finish(&mut f.arguments),
-                ArgsW::Py(p) => p.finish(&mut f.arguments),
+                ArgsW::None => args.push_str("{}"),
+                ArgsW::Raw(r) => r.finish(&mut args),
+                ArgsW::Params(p) => p.finish(&mut args),
+                ArgsW::Relaxed(r) => r.finish(&mut args),
+                ArgsW::Py(p) => p.finish(&mut args),
+                ArgsW::Xml(x) => x.finish(&mut args),
             }
+            if c.held.is_some() {
+                let tools = &self.set.tools;
+                unwrap::resolve(&args, &self.fmt.calls.unwrap_params, tools, &name, &mut f.arguments);
+            } else {
+                f.arguments.push_str(&args);
+            }
+            f.name = Some(name);
             return;
         }
         if c.index.is_none() {
@@ -719,8 +760,17 @@ impl Engine {
             ArgsW::Params(p) => p.finish(o),
             ArgsW::Relaxed(r) => r.finish(o),
             ArgsW::Py(p) => p.finish(o),
+            ArgsW::Xml(x) => x.finish(o),
         });
-        self.call = None;
+        if let Some(c) = self.call.take() {
+            if let (Some(held), Some(i)) = (c.held, c.index) {
+                if !self.set.suppress_calls {
+                    let wrappers = &self.fmt.calls.unwrap_params;
+                    let args = &mut out.call_fragment(i).arguments;
+                    unwrap::resolve(&held, wrappers, &self.set.tools, &c.name, args);
+                }
+            }
+        }
     }
 
     fn open_param(&mut self, out: &mut Delta) {
@@ -729,7 +779,8 @@ impl Engine {
         if c.index.is_none() && c.deferred.is_none() {
             return;
         }
-        if matches!(c.args, ArgsW::None) {
+        let first = matches!(c.args, ArgsW::None);
+        if first {
             let mut p = Params::default();
             p.verbatim_keys = self.fmt.calls.verbatim_keys;
             p.verbatim_values = self.fmt.calls.verbatim_values;
@@ -737,16 +788,29 @@ impl Engine {
         }
         let key = std::mem::take(&mut c.param_key);
         let lookup = if self.fmt.calls.verbatim_keys { key.as_str() } else { key.trim() };
-        let ty = self.param_override.take().unwrap_or_else(|| {
-            if self.fmt.calls.union_string && tools.admits_string(&c.name, lookup) {
-                crate::schema::ParamType::String
-            } else {
-                tools.param_type(&c.name, lookup)
+        if first && unwrap::holds(&self.fmt.calls.unwrap_params, &tools, &c.name, lookup) {
+            c.held = Some(String::new());
+        } else if let Some(h) = c.held.take() {
+            // A second parameter: the wrapper does not unwrap; release what was held.
+            if let (Some(i), false) = (c.index, self.set.suppress_calls) {
+                out.call_fragment(i).arguments.push_str(&h);
             }
-        });
+        }
+        use crate::format::compiled::ParamForce;
+        let (ty, literal) = match self.param_override.take() {
+            Some(ParamForce::Type(t)) => (t, false),
+            Some(ParamForce::Declared) => match tools.declared_type(&c.name, lookup) {
+                Some(t) => (t, !tools.nullable(&c.name, lookup)),
+                None => (crate::schema::ParamType::Json, false),
+            },
+            None if self.fmt.calls.union_string && tools.admits_string(&c.name, lookup) => {
+                (crate::schema::ParamType::String, false)
+            }
+            None => (tools.param_type(&c.name, lookup), false),
+        };
         self.with_args(out, |a, o| {
             if let ArgsW::Params(p) = a {
-                p.open(&key, ty, o)
+                p.open_as(&key, ty, literal, o)
             }
         });
     }

@@ -31,6 +31,7 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             route: false,
             keep: false,
             verbatim: None,
+            discard: false,
         },
         TransitionSpec::Full(t) => t.clone(),
     }
@@ -126,6 +127,8 @@ fn content_spec() -> FormatSpec {
         entry: None,
         calls: CallPolicy::default(),
         relaxed_values: None,
+        template_init: None,
+        drop_content_after_calls: false,
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
@@ -223,10 +226,12 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 route: tt.route,
                 keep: tt.keep,
                 verbatim: tt.verbatim,
+                discard: tt.discard,
                 param: match tt.param.as_deref() {
                     None => None,
-                    Some("string") => Some(crate::schema::ParamType::String),
-                    Some("json") => Some(crate::schema::ParamType::Json),
+                    Some("string") => Some(ParamForce::Type(crate::schema::ParamType::String)),
+                    Some("json") => Some(ParamForce::Type(crate::schema::ParamType::Json)),
+                    Some("declared") => Some(ParamForce::Declared),
                     Some(other) => {
                         return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() })
                     }
@@ -250,6 +255,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 route: false,
                 keep: false,
                 verbatim: None,
+                discard: false,
             };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,
@@ -315,6 +321,9 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
         reasoning_markers: (find("think_start"), find("think_end")),
+        template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
+        drop_content_after_calls: r.drop_content_after_calls
+            || tools.is_some_and(|t| t.drop_content_after_calls),
         recover_newlines: r.recover_newlines,
         force_content: r.force_content.as_ref().map(|w| {
             (
@@ -428,6 +437,21 @@ fn compile_mode(
                 Some("schema") => Mode::Relaxed(true),
                 Some(other) => return Err(bad(other)),
             },
+            "xml" => {
+                let prefix = t.prefix.clone().unwrap_or_default();
+                let max_depth = t.max_depth.unwrap_or(128);
+                let mixed_text = t.mixed_text.clone().unwrap_or_else(|| "$text".into());
+                if prefix.is_empty() || prefix.len() > 64 {
+                    return Err(bad("xml: prefix must be 1 to 64 bytes"));
+                }
+                if !(1..=1024).contains(&max_depth) {
+                    return Err(bad("xml: max_depth must be 1 to 1024"));
+                }
+                if mixed_text.is_empty() {
+                    return Err(bad("xml: mixed_text must not be empty"));
+                }
+                Mode::Xml(Box::new(crate::format::compiled::XmlCfg { prefix, max_depth, mixed_text }))
+            }
             other => return Err(bad(other)),
         },
     })

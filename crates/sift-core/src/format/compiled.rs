@@ -55,6 +55,17 @@ pub(crate) struct PyCfg {
     pub fail: StateId,
 }
 
+/// The nested XML arguments kernel's settings (see `engine/xmlargs.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct XmlCfg {
+    /// What introduces every tag (`]<]minimax[>[`).
+    pub prefix: String,
+    /// Elements nested deeper than this make the rest of the body malformed.
+    pub max_depth: usize,
+    /// The field holding text mixed with child elements (`$text`).
+    pub mixed_text: String,
+}
+
 /// What plain text in a state becomes.
 #[derive(Debug, Clone)]
 pub(crate) enum Mode {
@@ -74,6 +85,8 @@ pub(crate) enum Mode {
     Pythonic(Box<PyCfg>),
     /// A message header (harmony): collected, then routed.
     Header(Box<HeaderCfg>),
+    /// Nested XML elements typed by the tool schema (MiniMax-M3).
+    Xml(Box<XmlCfg>),
 }
 
 /// A transition's effect.
@@ -84,13 +97,25 @@ pub(crate) struct Trans {
     pub end: bool,
     pub reprocess: bool,
     /// Overrides the schema type of the parameter this transition opens.
-    pub param: Option<crate::schema::ParamType>,
+    pub param: Option<ParamForce>,
     /// Choose the target by the header state's routes.
     pub route: bool,
     /// The marker is also text of the state it leaves.
     pub keep: bool,
     /// Switches verbatim parameter text on or off.
     pub verbatim: Option<bool>,
+    /// An open call that never committed is dropped, raw text and all.
+    pub discard: bool,
+}
+
+/// How a transition types the parameter it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamForce {
+    /// This type, whatever the schema says.
+    Type(crate::schema::ParamType),
+    /// The schema's type when it declares the parameter (a declared string
+    /// keeps `null` as text unless the schema admits null); JSON otherwise.
+    Declared,
 }
 
 /// How the lexer finds candidate marker starts in one state.
@@ -221,6 +246,10 @@ pub struct Format {
     /// Special-token id → terminal, filled by [`Format::bind`].
     pub(crate) token_ids: HashMap<u32, TermId>,
     pub(crate) reasoning_markers: (Option<TermId>, Option<TermId>),
+    /// The `parser_init_kwargs` key of a response template that replaces this format.
+    pub(crate) template_init: Option<String>,
+    /// Content after an emitted call is dropped.
+    pub(crate) drop_content_after_calls: bool,
     /// Escaped newlines in reasoning and content are recovered (`recover_newlines`).
     pub(crate) recover_newlines: bool,
     /// `force_content`: the `chat_template_kwargs` key and value that turn

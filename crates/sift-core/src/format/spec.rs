@@ -74,6 +74,16 @@ pub struct FormatSpec {
     /// the standalone tool parser reads literals.
     #[serde(default)]
     pub relaxed_values: Option<String>,
+    /// A `parser_init_kwargs` key holding a response template (vLLM's `hf`
+    /// parser: `response_template`): a request that carries one is parsed
+    /// by the formats the template describes (see `format::template`).
+    #[serde(default)]
+    pub template_init: Option<String>,
+    /// Content written after a call was emitted is dropped (vLLM's unified
+    /// Gemma 4 engine answers no content after a call; its standalone tool
+    /// parser keeps it, so the reasoning format says it).
+    #[serde(default)]
+    pub drop_content_after_calls: bool,
     /// Reasoning formats: literal escape sequences (`\n`, `\r\n`) in reasoning
     /// and content are rewritten as the characters they stand for, outside
     /// code spans, code blocks and LaTeX (MiniCPM-V's tokenizer decodes a
@@ -242,6 +252,15 @@ pub struct ModeTable {
     /// `relaxed`: how bare values are read: `literal` (default) or `schema`.
     #[serde(default)]
     pub values: Option<String>,
+    /// `xml`: the text that introduces every element tag.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// `xml`: the deepest element nesting accepted (default 128, at most 1024).
+    #[serde(default)]
+    pub max_depth: Option<usize>,
+    /// `xml`: the field for text mixed with child elements (default `$text`).
+    #[serde(default)]
+    pub mixed_text: Option<String>,
 }
 
 /// A header route: a header containing `contains` sends the message to `to`;
@@ -287,8 +306,9 @@ pub struct TransitionTable {
     /// Leave a `header` state by its routes (`to` is the default).
     #[serde(default)]
     pub route: bool,
-    /// The next parameter's type, overriding the tool schema: `string` or
-    /// `json` (DSML's `string="true|false"` attribute).
+    /// The next parameter's type, overriding the tool schema: `string`,
+    /// `json`, or `declared` (the schema's type when it declares the
+    /// parameter, JSON otherwise: DSML's `string="false"`).
     #[serde(default)]
     pub param: Option<String>,
     /// The marker is also text of the state it leaves (xLAM keeps the
@@ -299,6 +319,11 @@ pub struct TransitionTable {
     /// a CDATA section's opener) or read as usual again (`false`, its closer).
     #[serde(default)]
     pub verbatim: Option<bool>,
+    /// An open call that never committed is dropped with its raw text
+    /// instead of following `uncommitted` (LFM2's echoed call body, ended by
+    /// an orphan end marker).
+    #[serde(default)]
+    pub discard: bool,
 }
 
 /// What happens to calls that never got a name.
@@ -345,6 +370,14 @@ pub struct CallPolicy {
     /// call with an empty name (vLLM's Mistral parser on `[TOOL_CALLS]{…}`).
     #[serde(default)]
     pub nameless_args: bool,
+    /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
+    /// parameter is one of them, not declared by a function that declares
+    /// parameters, gets the wrapped object as its arguments when all its keys
+    /// are declared (vLLM's DSML `_repair_param_dict`). The call's arguments
+    /// are held from the wrapper's opening until a second parameter or the
+    /// call's end decides.
+    #[serde(default)]
+    pub unwrap_params: Vec<String>,
     /// A deferred call is a call only when its end marker closes it (a call
     /// cut off by the end of the output or by the next call follows `uncommitted`).
     #[serde(default)]

@@ -1,0 +1,59 @@
+//! Priming from the prompt, and the text span writer that keeps prompt bytes
+//! out of the output.
+//!
+//! A format with `[prompt] prime = true` reads the prompt's last turn before
+//! the output: the state it ends in is where the output starts. What that turn
+//! produces is discarded, and so are the prompt bytes still held at its end (a
+//! marker the prompt stopped in the middle of, `<|chan`): the next delta
+//! decides what they were, but they are never written.
+//!
+//! Invariant: `mute` counts the leading bytes of the lexer's buffer that came
+//! from the prompt. They are only ever at the start of the held tail, so the
+//! count shrinks as the held tail moves forward and is zero once nothing from
+//! the prompt is held. Text from them still reaches the state's kernel (the
+//! state advances), into a discarded delta.
+
+use super::Engine;
+use crate::message::Delta;
+
+impl Engine {
+    /// Reads the prompt's last turn, discarding what it produces: the output
+    /// continues from where it left off (and still gets the content prefix).
+    pub fn prime(&mut self, text: &str) {
+        self.push(text, None, &mut Delta::default());
+        self.started = false;
+        self.mute = self.held.len();
+    }
+
+    /// Sends `s[a..b]` to the current state's kernel as [`Engine::text`]
+    /// does, the part before `self.mute` (prompt bytes) into a discarded delta.
+    pub(super) fn text_span(&mut self, s: &str, a: usize, b: usize, out: &mut Delta) -> Option<usize> {
+        if self.mute <= a {
+            return self.text(&s[a..b], out);
+        }
+        let m = self.mute.min(b);
+        if let Some(used) = self.text(&s[a..m], &mut Delta::default()) {
+            return Some(used);
+        }
+        if m < b {
+            self.text(&s[m..b], out).map(|used| used + (m - a))
+        } else {
+            None
+        }
+    }
+
+    /// The marker text at `s[p..end]` as the transition sees it: empty when it
+    /// starts among prompt bytes (a kept or recorded marker is never written).
+    pub(super) fn marker_span<'s>(&self, s: &'s str, p: usize, end: usize) -> &'s str {
+        if p < self.mute {
+            ""
+        } else {
+            &s[p..end]
+        }
+    }
+
+    /// Content text after an emitted call is dropped (`drop_content_after_calls`).
+    pub(super) fn content_after_calls(&self) -> bool {
+        self.fmt.drop_content_after_calls && self.next_index > 0 && !self.set.suppress_calls
+    }
+}
