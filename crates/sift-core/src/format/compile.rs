@@ -30,6 +30,7 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             param: None,
             route: false,
             keep: false,
+            verbatim: None,
             discard: false,
         },
         TransitionSpec::Full(t) => t.clone(),
@@ -224,6 +225,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 reprocess: tt.reprocess,
                 route: tt.route,
                 keep: tt.keep,
+                verbatim: tt.verbatim,
                 discard: tt.discard,
                 param: match tt.param.as_deref() {
                     None => None,
@@ -252,6 +254,7 @@ pub fn compile(reasoning: Option<&FormatSpec>, tools: Option<&FormatSpec>) -> Re
                 param: None,
                 route: false,
                 keep: false,
+                verbatim: None,
                 discard: false,
             };
             for sp in &b.terminals[d as usize].spellings {

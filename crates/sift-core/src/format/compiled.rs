@@ -102,6 +102,8 @@ pub(crate) struct Trans {
     pub route: bool,
     /// The marker is also text of the state it leaves.
     pub keep: bool,
+    /// Switches verbatim parameter text on or off.
+    pub verbatim: Option<bool>,
     /// An open call that never committed is dropped, raw text and all.
     pub discard: bool,
 }

@@ -315,6 +315,10 @@ pub struct TransitionTable {
     /// `</think>` that ends its content preamble).
     #[serde(default)]
     pub keep: bool,
+    /// Parameter text after this marker is kept exactly as written (`true`,
+    /// a CDATA section's opener) or read as usual again (`false`, its closer).
+    #[serde(default)]
+    pub verbatim: Option<bool>,
     /// An open call that never committed is dropped with its raw text
     /// instead of following `uncommitted` (LFM2's echoed call body, ended by
     /// an orphan end marker).
