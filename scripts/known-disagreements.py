@@ -21,7 +21,6 @@ REASONS = [
     (r"^gemma4\+gemma4/TestGemma4(SchemaAwareTypeCoercion|SchemaCoercionBoolNumberNull)", "vLLM's test built the parser with tools (schema typing of bare values) that the case's request does not carry"),
     (r"test_gemma4_response_template_reasoning_suppression_matches_registered_parser", "vLLM's test sent include_reasoning=false, which the case's request does not carry"),
     (r"test_prompt_closed_reasoning_is_scoped_to_current_turn", "the prompt holds placeholder token ids ('?50?'), not text a template would render"),
-    (r"^minicpm5/", "minicpm5: needs schema validation of calls (required keys, duplicates, aliases) not modelled yet"),
     (r"^minimax_m3/TestArguments_test_(empty|nested)_elements_follow_schema", "vLLM's test built the parser with tools (the schema that types these elements) that the case's request does not carry"),
     (r"^minimax_m3/TestStreaming_test_truncated_invoke_keeps_completed_params", "recorded before vLLM's finish_streaming; the test's own assertion after it (and vLLM's one-shot) keeps the completed parameters, as Sift does"),
     (r"^seed_oss\+seed_oss/TestDropTokenReplay_test_drop_tokens_removed_from_output\[None-seed_oss\] ", "the case joins two samples' outputs, each of which vLLM's test parsed with a fresh parser starting in reasoning; parsed as one output the second sample's reasoning is content"),

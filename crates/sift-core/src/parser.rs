@@ -241,8 +241,15 @@ impl ParserFactory {
         };
         let prime = fmt.prompt_prime.then_some(req.prompt.as_deref()).flatten();
         let start = fmt.start_state(input, if prime.is_some() { None } else { req.prompt.as_deref() });
+        let force = fmt
+            .force_content
+            .as_ref()
+            .filter(|(k, v, _)| req.chat_template_kwargs.as_ref().and_then(|o| o.get(k)) == Some(v))
+            .map(|f| f.2);
         let set = Settings {
-            include_reasoning: req.include_reasoning,
+            // `force_content` may answer with the reasoning: the engine keeps
+            // it, and the filter hides what is left of it.
+            include_reasoning: req.include_reasoning || force.is_some(),
             suppress_calls: suppress,
             tools: Arc::clone(&req.tools),
             id_seed: req.id_seed,
@@ -255,13 +262,13 @@ impl ParserFactory {
             let from = fmt.prompt_turns.iter().filter_map(|t| p.rfind(t.as_str())).max().unwrap_or(0);
             engine.prime(&p[from..]);
         }
-        let force = fmt
-            .force_content
-            .as_ref()
-            .filter(|(k, v, _)| req.chat_template_kwargs.as_ref().and_then(|o| o.get(k)) == Some(v))
-            .map(|f| f.2);
         let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop");
-        let post = crate::post::Post::new(drop_text, fmt.recover_newlines, force).map(Box::new);
+        let post = crate::post::Post::new(
+            drop_text,
+            fmt.recover_newlines,
+            force.map(|a| (a, !req.include_reasoning)),
+        )
+        .map(Box::new);
         Parser { engine, finished: false, post }
     }
 

@@ -41,6 +41,8 @@ struct DropText {
 struct Force {
     /// Whitespace-only content counts as content (no swap).
     only_absent: bool,
+    /// `include_reasoning: false`: reasoning is dropped unless it is swapped.
+    hide: bool,
     released: bool,
     reasoning: String,
     content: String,
@@ -48,11 +50,13 @@ struct Force {
 
 impl Post {
     /// The filters a format and request ask for; `None` when there are none.
-    /// `force_content` is `Some(only_absent)` when on.
+    /// `force_content` is `Some((only_absent, hide_reasoning))` when on; with
+    /// `hide_reasoning` (`include_reasoning: false`) the reasoning only ever
+    /// shows as the swapped content.
     pub fn new(
         drop_text_with_calls: bool,
         recover_newlines: bool,
-        force_content: Option<bool>,
+        force_content: Option<(bool, bool)>,
     ) -> Option<Post> {
         if !drop_text_with_calls && !recover_newlines && force_content.is_none() {
             return None;
@@ -60,7 +64,7 @@ impl Post {
         Some(Post {
             drop_text_with_calls: drop_text_with_calls.then(DropText::default),
             newlines: recover_newlines.then(Default::default),
-            force: force_content.map(|only_absent| Force { only_absent, ..Force::default() }),
+            force: force_content.map(|(only_absent, hide)| Force { only_absent, hide, ..Force::default() }),
             scratch: Delta::default(),
         })
     }
@@ -98,6 +102,9 @@ impl Post {
             c.feed(&text, last, &mut d.content);
         }
         if let Some(f) = &mut self.force {
+            if f.released && f.hide {
+                d.reasoning.clear();
+            }
             if !f.released {
                 f.reasoning.push_str(&d.reasoning);
                 f.content.push_str(&d.content);
@@ -108,10 +115,16 @@ impl Post {
                     f.released = true;
                     d.reasoning = std::mem::take(&mut f.reasoning);
                     d.content = std::mem::take(&mut f.content);
+                    if f.hide {
+                        d.reasoning.clear();
+                    }
                 } else if last {
                     // Swapped: the reasoning answers, the blank content is reasoning.
                     d.reasoning = std::mem::take(&mut f.content);
                     d.content = std::mem::take(&mut f.reasoning);
+                    if f.hide {
+                        d.reasoning.clear();
+                    }
                 }
             }
         }
@@ -131,7 +144,7 @@ struct Unescape {
 
 impl Unescape {
     fn feed(&mut self, text: &str, last: bool, out: &mut String) {
-        if text.is_empty() && !(last && !self.pending.is_empty()) {
+        if text.is_empty() && (self.pending.is_empty() || !last) {
             return;
         }
         let mut buf = std::mem::take(&mut self.pending);
@@ -257,17 +270,17 @@ mod tests {
 
     #[test]
     fn force_content_swaps_only_when_content_is_blank() {
-        let mut p = Post::new(false, false, Some(false)).expect("filter");
+        let mut p = Post::new(false, false, Some((false, false))).expect("filter");
         let mut out = Delta::default();
         let mut d = p.scratch();
         d.reasoning.push_str("think");
         p.apply(d, false, &mut out);
         let mut d = p.scratch();
-        d.content.push_str("\n");
+        d.content.push('\n');
         p.apply(d, true, &mut out);
         assert_eq!((out.reasoning.as_str(), out.content.as_str()), ("\n", "think"));
 
-        let mut p = Post::new(false, false, Some(false)).expect("filter");
+        let mut p = Post::new(false, false, Some((false, false))).expect("filter");
         let mut out = Delta::default();
         let mut d = p.scratch();
         d.reasoning.push_str("think");

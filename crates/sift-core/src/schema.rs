@@ -91,6 +91,29 @@ impl Tools {
         t
     }
 
+    /// The `parameters` schema of `func`, when declared.
+    pub fn schema(&self, func: &str) -> Option<&Value> {
+        self.schemas.get(func)
+    }
+
+    /// Whether `param` of `func` is a union (`anyOf`, `oneOf`, a type list)
+    /// that admits `string`.
+    pub fn admits_string(&self, func: &str, param: &str) -> bool {
+        fn is_string(s: &Value) -> bool {
+            match s.get("type") {
+                Some(Value::String(t)) => t == "string",
+                Some(Value::Array(a)) => a.iter().any(|t| t == "string"),
+                _ => false,
+            }
+        }
+        let Some(p) = self.schemas.get(func).and_then(|s| s.get("properties")).and_then(|p| p.get(param))
+        else {
+            return false;
+        };
+        let union = ["anyOf", "oneOf"].iter().filter_map(|k| p.get(*k)).filter_map(Value::as_array).flatten();
+        matches!(p.get("type"), Some(Value::Array(_))) && is_string(p) || union.into_iter().any(is_string)
+    }
+
     /// Function names in declaration order.
     pub fn names(&self) -> &[String] {
         &self.names

@@ -112,6 +112,8 @@ struct Value {
     buf: String,
     /// String: nothing emitted yet (the opening quote is still held).
     at_start: bool,
+    /// String: text is kept exactly as written (inside a CDATA section).
+    verbatim: bool,
     /// String: `null` is text, never JSON `null`.
     literal: bool,
 }
@@ -145,7 +147,7 @@ impl Params {
         escape_into(out, if self.verbatim_keys { key } else { key.trim() });
         out.push_str("\": ");
         self.count += 1;
-        self.value = Some(Value { ty, buf: String::new(), at_start: true, literal });
+        self.value = Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false });
     }
 
     /// Appends value text.
@@ -172,7 +174,7 @@ impl Params {
             v.buf.drain(..cut);
             return;
         }
-        if self.verbatim_values {
+        if self.verbatim_values || v.verbatim {
             if v.at_start {
                 out.push('"');
                 v.at_start = false;
@@ -205,6 +207,24 @@ impl Params {
         let cut = v.buf.len() - keep;
         escape_into(out, &v.buf[..cut]);
         v.buf.drain(..cut);
+    }
+
+    /// Switches the open string value to verbatim text (on: the text held so
+    /// far is written as it is, the value is a string from here on) or back.
+    pub fn set_verbatim(&mut self, on: bool, out: &mut String) {
+        let Some(v) = &mut self.value else { return };
+        if v.ty != ParamType::String || v.verbatim == on {
+            return;
+        }
+        v.verbatim = on;
+        if on {
+            if v.at_start {
+                out.push('"');
+                v.at_start = false;
+            }
+            escape_into(out, &v.buf);
+            v.buf.clear();
+        }
     }
 
     /// Closes the open parameter, if any.

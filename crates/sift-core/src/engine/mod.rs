@@ -18,6 +18,7 @@
 //! result however its input is split, so streaming equals one-shot.
 
 mod args;
+mod checked;
 mod envelope;
 mod hold;
 mod prime;
@@ -74,6 +75,8 @@ struct OpenCall {
     early_args: String,
     /// A deferred call's name and id: it is emitted whole when it closes.
     deferred: Option<(String, Option<String>)>,
+    /// Closed by an `end` transition (not by the output's end or the next call).
+    closed: bool,
     /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
     held: Option<String>,
 }
@@ -536,6 +539,11 @@ impl Engine {
         if moves {
             self.exit(from, out);
         }
+        if tr.end {
+            if let Some(c) = &mut self.call {
+                c.closed = true;
+            }
+        }
         if tr.end || tr.call {
             self.end_call(out);
         }
@@ -544,6 +552,13 @@ impl Engine {
             if !tr.reprocess {
                 self.record(marker);
             }
+        }
+        if let Some(on) = tr.verbatim {
+            self.with_args(out, |a, o| {
+                if let ArgsW::Params(p) = a {
+                    p.set_verbatim(on, o)
+                }
+            });
         }
         self.param_override = tr.param;
         self.state = tr.to;
@@ -664,6 +679,7 @@ impl Engine {
             args: ArgsW::None,
             early_args: String::new(),
             deferred: None,
+            closed: false,
             held: None,
         });
     }
@@ -695,6 +711,7 @@ impl Engine {
     /// Gives the open call its index and emits its first fragment.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
         if self.fmt.calls.known_names_only
+            && !self.fmt.calls.validate
             && !self.set.tools.is_empty()
             && !self.set.tools.names().iter().any(|n| *n == name)
         {
@@ -739,11 +756,29 @@ impl Engine {
         let Some(c) = &mut self.call else { return };
         if c.index.is_none() && c.deferred.is_some() {
             let mut c = self.call.take().expect("open call");
-            let valid = match &c.args {
+            let mut valid = match &c.args {
                 ArgsW::Relaxed(r) => r.valid(),
                 ArgsW::Raw(r) => r.complete(),
                 _ => true,
             };
+            if self.fmt.calls.need_end && !c.closed {
+                valid = false;
+            }
+            let mut checked = None;
+            if valid && self.fmt.calls.validate {
+                let mut args = std::mem::take(&mut c.early_args);
+                match &mut c.args {
+                    ArgsW::None => args.push_str("{}"),
+                    ArgsW::Raw(r) => r.finish(&mut args),
+                    ArgsW::Params(p) => p.finish(&mut args),
+                    ArgsW::Relaxed(r) => r.finish(&mut args),
+                    ArgsW::Py(p) => p.finish(&mut args),
+                    ArgsW::Xml(x) => x.finish(&mut args),
+                }
+                let name = c.deferred.as_ref().map_or("", |d| d.0.as_str());
+                checked = checked::check(&self.fmt.calls, &self.set.tools, name, &args);
+                valid = checked.is_some();
+            }
             if !valid || self.set.suppress_calls {
                 if !valid && self.fmt.uncommitted == Uncommitted::Content {
                     out.content.push_str(&c.raw);
@@ -755,6 +790,11 @@ impl Engine {
             self.next_index += 1;
             let f = out.call_fragment(index);
             f.id = Some(id.unwrap_or_else(|| self.ids.next()));
+            if let Some((name, args)) = checked {
+                f.name = Some(name);
+                f.arguments.push_str(&args);
+                return;
+            }
             let mut args = std::mem::take(&mut c.early_args);
             match &mut c.args {
                 ArgsW::None => args.push_str("{}"),
@@ -830,6 +870,9 @@ impl Engine {
                 Some(t) => (t, !tools.nullable(&c.name, lookup)),
                 None => (crate::schema::ParamType::Json, false),
             },
+            None if self.fmt.calls.union_string && tools.admits_string(&c.name, lookup) => {
+                (crate::schema::ParamType::String, false)
+            }
             None => (tools.param_type(&c.name, lookup), false),
         };
         self.with_args(out, |a, o| {

@@ -33,6 +33,7 @@ fn table(t: &TransitionSpec) -> TransitionTable {
             hold: None,
             release: false,
             fail: false,
+            verbatim: None,
             discard: false,
         },
         TransitionSpec::Full(t) => t.clone(),
@@ -249,6 +250,7 @@ pub fn compile_entry(
                 reprocess: tt.reprocess,
                 route: tt.route,
                 keep: tt.keep,
+                verbatim: tt.verbatim,
                 discard: tt.discard,
                 param: match tt.param.as_deref() {
                     None => None,
@@ -280,6 +282,7 @@ pub fn compile_entry(
                 hold: None,
                 release: false,
                 fail: false,
+                verbatim: None,
                 discard: false,
             };
             for sp in &b.terminals[d as usize].spellings {

@@ -112,6 +112,8 @@ pub(crate) struct Trans {
     pub release: bool,
     /// Fails the held group.
     pub fail: bool,
+    /// Switches verbatim parameter text on or off.
+    pub verbatim: Option<bool>,
     /// An open call that never committed is dropped, raw text and all.
     pub discard: bool,
 }

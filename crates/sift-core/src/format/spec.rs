@@ -334,6 +334,10 @@ pub struct TransitionTable {
     /// Fails the held group (see `hold`); the output continues in `to`.
     #[serde(default)]
     pub fail: bool,
+    /// Parameter text after this marker is kept exactly as written (`true`,
+    /// a CDATA section's opener) or read as usual again (`false`, its closer).
+    #[serde(default)]
+    pub verbatim: Option<bool>,
     /// An open call that never committed is dropped with its raw text
     /// instead of following `uncommitted` (LFM2's echoed call body, ended by
     /// an orphan end marker).
