@@ -329,7 +329,7 @@ mod tests {
             }
             let mut out = String::new();
             let mut p = Params { trim_values: true, ..Params::default() };
-            p.open("k", ParamType::String, &mut out);
+            p.open_as("k", ParamType::String, false, &mut out);
             p.text(&v[..cut], &mut out);
             p.text(&v[cut..], &mut out);
             p.finish(&mut out);
@@ -337,7 +337,7 @@ mod tests {
         }
         let mut out = String::new();
         let mut p = Params { trim_values: true, ..Params::default() };
-        p.open("k", ParamType::String, &mut out);
+        p.open_as("k", ParamType::String, false, &mut out);
         p.text("null", &mut out);
         p.finish(&mut out);
         assert_eq!(out, r#"{"k": "null"}"#);
