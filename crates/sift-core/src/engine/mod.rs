@@ -713,7 +713,7 @@ impl Engine {
         if self.fmt.calls.known_names_only
             && !self.fmt.calls.validate
             && !self.set.tools.is_empty()
-            && !self.set.tools.names().iter().any(|n| *n == name)
+            && !self.set.tools.names().contains(&name)
         {
             // Not a declared function: the call stays uncommitted (content or dropped).
             return;

@@ -11,11 +11,15 @@ use std::collections::{BTreeMap, HashMap};
 /// Longest marker spelling accepted, in bytes: the bound on held-back text.
 pub const MAX_MARKER_LEN: usize = 64;
 
+/// A state being built: name, text kind, transitions, and the grammar it
+/// came from (0 reasoning, 1 tools).
+type BuildState = (String, ModeSpec, Vec<(TermId, TransitionTable)>, u8);
+
 struct Builder {
     terminals: Vec<Terminal>,
     term_index: HashMap<(u8, String), TermId>,
     state_index: HashMap<String, StateId>,
-    states: Vec<(String, ModeSpec, Vec<(TermId, TransitionTable)>, u8)>,
+    states: Vec<BuildState>,
     drops: Vec<TermId>,
     thens: HashMap<String, String>,
 }
