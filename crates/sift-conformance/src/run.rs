@@ -9,11 +9,14 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A compiled pair's cache key: reasoning parser, tool parser, tokenizer.
+type FactoryKey = (Option<String>, Option<String>, Option<String>);
+
 /// Runs cases, caching compiled pairs and tokenizers.
 #[derive(Default)]
 pub struct Runner {
     registry: Option<Registry>,
-    factories: HashMap<(Option<String>, Option<String>, Option<String>), Result<ParserFactory, String>>,
+    factories: HashMap<FactoryKey, Result<ParserFactory, String>>,
     tokenizers: HashMap<String, Result<TokenizerView, String>>,
     /// Directory of named tokenizers (overrides the default assets location).
     pub tokenizers_dir: Option<PathBuf>,
