@@ -172,6 +172,18 @@ impl Engine {
                     Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.content.push_str(text),
                     Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
+                    // No marker can start here: the whole delta is the
+                    // kernel's (a streamed argument value, a name), as the
+                    // lexer would hand it over, without searching it twice.
+                    _ if self.mute == 0 => {
+                        let r = self.text(text, out);
+                        if !std::mem::take(&mut self.hold_toggled) && r.is_none() {
+                            return;
+                        }
+                        // The kernel switched state or a held group toggled:
+                        // the rest is lexed as `lex_run` would resume it.
+                        return self.lex(&text[r.unwrap_or(text.len())..], false, out);
+                    }
                     _ => {}
                 }
             }
