@@ -11,6 +11,7 @@
 //! (`json.dumps(..., ensure_ascii=False)`).
 
 use crate::json::{escape_into, to_python_json};
+use crate::pylit::{number_text, py_float, py_int, py_strip};
 use crate::schema::Tools;
 use serde_json::Value;
 
@@ -39,7 +40,7 @@ pub fn type_json_args(tools: &Tools, func: &str, args: &str) -> Option<String> {
                         t
                     }
                 };
-                coerce(&raw, &schema_types(schema), &mut out);
+                write_typed(&raw, coerce(&raw, &schema_types(schema)), &mut out);
             }
             _ => to_python_json(v, &mut out),
         }
@@ -70,32 +71,37 @@ pub(crate) fn has_duplicate_keys(args: &str) -> Option<bool> {
     serde_json::Deserializer::from_str(args).deserialize_map(Keys).ok()
 }
 
-/// Every type a schema allows (`type`, `enum` values, `anyOf`/`oneOf`/`allOf`);
-/// `["string"]` when it says none.
+/// vLLM's `extract_types_from_schema`, normalised (`int` → `integer`, …)
+/// and without repeats: every type a schema allows (`type`, `enum` values,
+/// `anyOf`/`oneOf`/`allOf`), where a schema (or a choice) that names none
+/// allows a string.
 pub(crate) fn schema_types(schema: &Value) -> Vec<String> {
-    let mut types: Vec<String> = vec![];
-    collect_types(schema, &mut types);
-    if types.is_empty() {
-        types.push("string".into());
+    let mut raw = vec![];
+    types_of(schema, &mut raw);
+    let mut types: Vec<String> = Vec::with_capacity(raw.len());
+    for t in raw {
+        let t = normalize(&t);
+        if !types.contains(&t) {
+            types.push(t);
+        }
     }
     types
 }
 
-fn collect_types(schema: &Value, types: &mut Vec<String>) {
-    let Value::Object(o) = schema else { return };
-    let mut add = |t: &str| {
-        if !types.iter().any(|x| x == t) {
-            types.push(t.to_string());
-        }
-    };
-    match o.get("type") {
-        Some(Value::String(t)) => add(t),
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).for_each(&mut add),
+fn types_of(schema: &Value, out: &mut Vec<String>) {
+    let start = out.len();
+    if !schema.is_object() {
+        out.push("string".into());
+        return;
+    }
+    match schema.get("type") {
+        Some(Value::String(s)) => out.push(s.clone()),
+        Some(Value::Array(a)) => out.extend(a.iter().filter_map(Value::as_str).map(str::to_string)),
         _ => {}
     }
-    if let Some(Value::Array(e)) = o.get("enum") {
-        for v in e {
-            add(match v {
+    for v in schema.get("enum").and_then(Value::as_array).into_iter().flatten() {
+        out.push(
+            match v {
                 Value::Null => "null",
                 Value::Bool(_) => "boolean",
                 Value::Number(n) if n.is_f64() => "number",
@@ -103,15 +109,17 @@ fn collect_types(schema: &Value, types: &mut Vec<String>) {
                 Value::String(_) => "string",
                 Value::Array(_) => "array",
                 Value::Object(_) => "object",
-            });
-        }
+            }
+            .into(),
+        );
     }
     for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(Value::Array(a)) = o.get(key) {
-            for c in a {
-                collect_types(c, types);
-            }
+        for choice in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+            types_of(choice, out);
         }
+    }
+    if out.len() == start {
+        out.push("string".into());
     }
 }
 
@@ -129,137 +137,69 @@ fn normalize(t: &str) -> String {
     alias.to_string()
 }
 
-/// Python's `int(text)`: white space around, a sign, digits with single
-/// underscores between them. Returns the canonical digits.
-fn py_int(text: &str) -> Option<String> {
-    let t = text.trim();
-    let (neg, body) = match t.as_bytes().first()? {
-        b'-' => (true, &t[1..]),
-        b'+' => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let b = body.as_bytes();
-    if b.is_empty() || b[0] == b'_' || b[b.len() - 1] == b'_' || body.contains("__") {
-        return None;
-    }
-    if !b.iter().all(|c| c.is_ascii_digit() || *c == b'_') {
-        return None;
-    }
-    let digits: String = body.chars().filter(|c| *c != '_').collect();
-    let digits = digits.trim_start_matches('0');
-    Some(match (digits.is_empty(), neg) {
-        (true, _) => "0".to_string(),
-        (false, true) => format!("-{digits}"),
-        (false, false) => digits.to_string(),
-    })
-}
-
-/// Python's `repr(float)`: shortest round-trip digits, positional for
-/// exponents in [-4, 16), else `d.ddde+XX`.
-fn py_float(x: f64) -> String {
-    let sci = format!("{x:e}");
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let neg = mant.starts_with('-');
-    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
-    let mut s = String::new();
-    if neg {
-        s.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let e = exp as usize + 1;
-            if digits.len() <= e {
-                s.push_str(&digits);
-                s.push_str(&"0".repeat(e - digits.len()));
-                s.push_str(".0");
-            } else {
-                s.push_str(&digits[..e]);
-                s.push('.');
-                s.push_str(&digits[e..]);
-            }
-        } else {
-            s.push_str("0.");
-            s.push_str(&"0".repeat((-exp - 1) as usize));
-            s.push_str(&digits);
-        }
-    } else {
-        s.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            s.push('.');
-            s.push_str(&digits[1..]);
-        }
-        s.push('e');
-        s.push(if exp < 0 { '-' } else { '+' });
-        s.push_str(&format!("{:02}", exp.abs()));
-    }
-    s
-}
-
-/// Python's `float(text)` when finite.
-fn py_finite_float(text: &str) -> Option<f64> {
-    let t = text.trim();
-    if t.contains('_') {
-        return None;
-    }
-    t.parse::<f64>().ok().filter(|x| x.is_finite())
-}
-
 fn push_string(raw: &str, out: &mut String) {
     out.push('"');
     escape_into(out, raw);
     out.push('"');
 }
 
-/// vLLM's `coerce_to_schema_type(raw, types)`, written as JSON into `out`.
-fn coerce(raw: &str, types: &[String], out: &mut String) {
-    let types: Vec<String> = types.iter().map(|t| normalize(t)).collect();
+/// What vLLM's `coerce_to_schema_type` made of a value's text.
+pub(crate) enum Typed {
+    Null,
+    Bool(bool),
+    /// A JSON number's exact text (Python's `int` is unbounded).
+    Num(String),
+    /// Any JSON (an `object`/`array` type, or the untyped fallback).
+    Json(Value),
+    /// The text itself, as a string.
+    Str,
+}
+
+/// vLLM's `coerce_to_schema_type(raw, types)` over [`schema_types`]: the
+/// first type the text reads as, in the order null, integer, number,
+/// boolean, object/array, string; then any JSON; then the text.
+pub(crate) fn coerce(raw: &str, types: &[String]) -> Typed {
     let has = |t: &str| types.iter().any(|x| x == t);
     if has("null") && raw.to_lowercase() == "null" {
-        out.push_str("null");
-        return;
+        return Typed::Null;
     }
-    if has("integer") {
+    if has("integer") || has("number") {
+        // An integer keeps its exact digits, for `number` too.
         if let Some(d) = py_int(raw) {
-            out.push_str(&d);
-            return;
+            return Typed::Num(d);
         }
     }
     if has("number") {
-        // An integer keeps its exact digits.
-        if let Some(d) = py_int(raw) {
-            out.push_str(&d);
-            return;
-        }
-        if let Some(x) = py_finite_float(raw) {
-            if x.fract() != 0.0 {
-                out.push_str(&py_float(x));
-            } else if x.abs() < 9.0e15 {
-                out.push_str(&(x as i64).to_string());
-            } else {
-                out.push_str(&format!("{x:.0}"));
-            }
-            return;
+        if let Some(x) = py_float(raw).filter(|x| x.is_finite()) {
+            return Typed::Num(number_text(x));
         }
     }
     if has("boolean") {
-        match raw.trim().to_lowercase().as_str() {
-            "true" | "1" => return out.push_str("true"),
-            "false" | "0" => return out.push_str("false"),
+        match py_strip(&raw.to_lowercase()) {
+            "true" | "1" => return Typed::Bool(true),
+            "false" | "0" => return Typed::Bool(false),
             _ => {}
         }
     }
     if has("object") || has("array") {
         if let Ok(v) = serde_json::from_str::<Value>(raw) {
-            return to_python_json(&v, out);
+            return Typed::Json(v);
         }
     }
     if has("string") {
-        return push_string(raw, out);
+        return Typed::Str;
     }
-    match serde_json::from_str::<Value>(raw) {
-        Ok(v) => to_python_json(&v, out),
-        Err(_) => push_string(raw, out),
+    serde_json::from_str::<Value>(raw).map_or(Typed::Str, Typed::Json)
+}
+
+/// A coerced value written as Python-style JSON.
+fn write_typed(raw: &str, typed: Typed, out: &mut String) {
+    match typed {
+        Typed::Null => out.push_str("null"),
+        Typed::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+        Typed::Num(n) => out.push_str(&n),
+        Typed::Json(v) => to_python_json(&v, out),
+        Typed::Str => push_string(raw, out),
     }
 }
 
@@ -295,12 +235,12 @@ mod tests {
     }
 
     #[test]
-    fn python_numbers() {
-        assert_eq!(py_int(" -0_7 ").as_deref(), Some("-7"));
-        assert_eq!(py_int("1__0"), None);
-        assert_eq!(py_float(0.5), "0.5");
-        assert_eq!(py_float(1e-5), "1e-05");
-        assert_eq!(py_float(1.5e16), "1.5e+16");
-        assert_eq!(py_float(-123.25), "-123.25");
+    fn schema_types_follow_vllm() {
+        let t = |v: Value| schema_types(&v);
+        assert_eq!(t(serde_json::json!({"type": ["int", "NULL"]})), ["integer", "null"]);
+        assert_eq!(t(serde_json::json!({"enum": [1, 2.5, "a"]})), ["integer", "number", "string"]);
+        // A choice that names no type allows a string.
+        assert_eq!(t(serde_json::json!({"anyOf": [{"type": "integer"}, {}]})), ["integer", "string"]);
+        assert_eq!(t(serde_json::json!({})), ["string"]);
     }
 }

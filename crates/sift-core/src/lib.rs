@@ -23,6 +23,7 @@ pub mod json;
 pub mod message;
 pub mod parser;
 mod post;
+mod pylit;
 pub mod registry;
 pub mod schema;
 pub mod token;

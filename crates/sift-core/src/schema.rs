@@ -2,6 +2,7 @@
 //! each function declares, and the conversion of an XML-style parameter's
 //! text to that type (vLLM's `_convert_param_value`).
 
+use crate::pylit::{number_text, py_float, py_int};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -184,40 +185,21 @@ pub fn convert_value(text: &str, ty: ParamType, out: &mut String) {
     }
     let ok = match ty {
         ParamType::String => false,
-        ParamType::Integer => match t.parse::<i128>() {
-            Ok(n) => {
-                out.push_str(&n.to_string());
+        // Python's int() is exact however long: the digits are kept, for a
+        // number too.
+        ParamType::Integer | ParamType::Number => match (py_int(t), ty) {
+            (Some(d), _) => {
+                out.push_str(&d);
                 true
             }
-            // Python's int() is exact however long: keep the digits.
-            Err(_) => match t.strip_prefix('-').or_else(|| t.strip_prefix('+')).unwrap_or(t) {
-                d if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => {
-                    if t.starts_with('-') {
-                        out.push('-');
-                    }
-                    out.push_str(d.trim_start_matches('0'));
+            (None, ParamType::Number) => match py_float(t) {
+                Some(x) if x.is_finite() => {
+                    out.push_str(&number_text(x));
                     true
                 }
                 _ => false,
             },
-        },
-        // An integer keeps its exact digits, however large.
-        ParamType::Number if t.parse::<i128>().is_ok() => {
-            out.push_str(t.strip_prefix('+').unwrap_or(t));
-            true
-        }
-        ParamType::Number => match t.parse::<f64>() {
-            Ok(x) if x.is_finite() => {
-                if x.fract() == 0.0 && x.abs() < 1e15 && !t.contains(['e', 'E']) {
-                    out.push_str(&(x as i64).to_string());
-                } else {
-                    out.push_str(
-                        &serde_json::Number::from_f64(x).map_or_else(|| t.to_string(), |n| n.to_string()),
-                    );
-                }
-                true
-            }
-            _ => false,
+            (None, _) => false,
         },
         ParamType::Boolean => match t.to_ascii_lowercase().as_str() {
             "true" | "false" => {

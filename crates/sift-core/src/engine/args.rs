@@ -11,6 +11,7 @@
 //!   converted by the tool's schema.
 
 use crate::json::{escape_into, JsonScanner, Scan};
+use crate::pylit::py_space;
 use crate::schema::{convert_value, ParamType};
 
 /// Pass-through JSON with a watermark.
@@ -130,10 +131,6 @@ pub(crate) struct Params {
     /// String values lose surrounding white space (Python's `str.strip`) and
     /// are otherwise kept as written (`null` stays a string).
     pub trim_values: bool,
-}
-
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
 }
 
 const NULL: &str = "null";

@@ -24,8 +24,10 @@
 //! body is the only state kept (the open call's memory); recursion is bounded
 //! by `max_depth`, which the compiler caps; the output is always valid JSON.
 
+use crate::coerce::{coerce, schema_types, Typed};
 use crate::format::compiled::XmlCfg;
 use crate::json::escape_into;
+use crate::pylit::{float_repr, py_space, py_strip};
 use crate::schema::Tools;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -76,14 +78,6 @@ impl XmlArgs {
         write(&v, out);
         self.body.clear();
     }
-}
-
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
-}
-
-fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_space)
 }
 
 struct Parser<'a> {
@@ -199,56 +193,19 @@ fn container(schema: &Value) -> Option<(bool, &Value)> {
     None
 }
 
-/// vLLM's `extract_types_from_schema`.
-fn types_of(schema: &Value, out: &mut Vec<String>) {
-    let start = out.len();
-    if !schema.is_object() {
-        out.push("string".into());
-        return;
-    }
-    match schema.get("type") {
-        Some(Value::String(s)) => out.push(s.clone()),
-        Some(Value::Array(a)) => out.extend(a.iter().filter_map(Value::as_str).map(str::to_string)),
-        _ => {}
-    }
-    for v in schema.get("enum").and_then(Value::as_array).into_iter().flatten() {
-        out.push(
-            match v {
-                Value::Null => "null",
-                Value::Bool(_) => "boolean",
-                Value::Number(n) if n.is_f64() => "number",
-                Value::Number(_) => "integer",
-                Value::String(_) => "string",
-                Value::Array(_) => "array",
-                Value::Object(_) => "object",
-            }
-            .into(),
-        );
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        for choice in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
-            types_of(choice, out);
-        }
-    }
-    if out.len() == start {
-        out.push("string".into());
-    }
-}
-
 fn convert(e: &Elem, schema: Option<&Value>, mixed: &str) -> V {
     let schema = schema.filter(|s| s.is_object());
     let cont = schema.and_then(container);
     match e {
         Elem::Text(text) => {
             let Some(schema) = schema else { return V::Str(text.clone()) };
-            let mut types = vec![];
-            types_of(schema, &mut types);
+            let types = schema_types(schema);
             if let Some((arr, _)) = cont {
                 if !types.iter().any(|t| t == "string") && py_strip(text).is_empty() {
                     return if arr { V::Arr(vec![]) } else { V::Obj(vec![]) };
                 }
             }
-            coerce(text, &types)
+            typed(text, coerce(text, &types))
         }
         Elem::Kids(kids) => match cont {
             Some((true, s)) => V::Arr(kids.iter().map(|(_, k)| convert(k, s.get("items"), mixed)).collect()),
@@ -300,157 +257,15 @@ fn convert_object(
     V::Obj(out)
 }
 
-/// vLLM's `coerce_to_schema_type`.
-fn coerce(value: &str, types: &[String]) -> V {
-    let norm: Vec<String> = types
-        .iter()
-        .map(|t| {
-            let t = t.trim().to_lowercase();
-            let alias = match t.as_str() {
-                "str" | "text" | "varchar" | "char" | "enum" => "string",
-                "int" | "int32" | "int64" | "uint" | "uint32" | "uint64" | "long" | "short" | "unsigned" => {
-                    "integer"
-                }
-                "float" | "float32" | "float64" | "double" => "number",
-                "bool" => "boolean",
-                "dict" => "object",
-                "arr" | "list" | "sequence" => "array",
-                _ => return t,
-            };
-            alias.to_string()
-        })
-        .collect();
-    let has = |t: &str| norm.iter().any(|n| n == t);
-    for cand in ["null", "integer", "number", "boolean", "object", "array", "string"] {
-        if !has(cand) {
-            continue;
-        }
-        match cand {
-            "null" if value.to_lowercase() == "null" => return V::Null,
-            "string" => return V::Str(value.to_string()),
-            "integer" => {
-                if let Some(n) = py_int(value) {
-                    return V::Num(n);
-                }
-            }
-            "number" => {
-                if let Some(x) = py_float(value).filter(|x| x.is_finite()) {
-                    return V::Num(if x.fract() == 0.0 { int_text(x) } else { float_repr(x) });
-                }
-            }
-            "boolean" => match py_strip(&value.to_lowercase()) {
-                "true" | "1" => return V::Bool(true),
-                "false" | "0" => return V::Bool(false),
-                _ => {}
-            },
-            "object" | "array" => {
-                if let Some(v) = json_loads(value) {
-                    return v;
-                }
-            }
-            _ => {}
-        }
+/// A coerced leaf as a value.
+fn typed(text: &str, t: Typed) -> V {
+    match t {
+        Typed::Null => V::Null,
+        Typed::Bool(b) => V::Bool(b),
+        Typed::Num(n) => V::Num(n),
+        Typed::Json(v) => from_json(&v).unwrap_or_else(|| V::Str(text.to_string())),
+        Typed::Str => V::Str(text.to_string()),
     }
-    json_loads(value).unwrap_or_else(|| V::Str(value.to_string()))
-}
-
-/// Digits with single underscores between them (Python's numeric literals).
-fn strip_underscores(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'_' {
-            let ok = i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit();
-            if !ok {
-                return None;
-            }
-        }
-    }
-    Some(s.replace('_', ""))
-}
-
-/// Python's `int(text)`, as exact decimal text.
-fn py_int(text: &str) -> Option<String> {
-    let t = py_strip(text);
-    let (neg, digits) = match t.as_bytes().first()? {
-        b'-' => (true, &t[1..]),
-        b'+' => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let digits = strip_underscores(digits)?;
-    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let digits = digits.trim_start_matches('0');
-    Some(match (digits.is_empty(), neg) {
-        (true, _) => "0".to_string(),
-        (false, true) => format!("-{digits}"),
-        (false, false) => digits.to_string(),
-    })
-}
-
-/// Python's `float(text)`.
-fn py_float(text: &str) -> Option<f64> {
-    let t = strip_underscores(py_strip(text))?;
-    let body = t.trim_start_matches(['+', '-']);
-    // Rust also reads what Python does not (`1.` and `.5` both parse in each).
-    if body.is_empty() || t.len() - body.len() > 1 {
-        return None;
-    }
-    t.parse::<f64>().ok()
-}
-
-/// An integral float as Python's `int(x)` prints it.
-fn int_text(x: f64) -> String {
-    if x == 0.0 {
-        return "0".into();
-    }
-    format!("{x:.0}")
-}
-
-/// Python's `repr(float)`: shortest round-trip digits, exponent form below
-/// 1e-4 and from 1e16 up, exponent written with a sign and two digits.
-fn float_repr(x: f64) -> String {
-    let s = format!("{x:e}");
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let neg = mant.starts_with('-');
-    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            if digits.len() <= int_len {
-                out.push_str(&digits);
-                out.push_str(&"0".repeat(int_len - digits.len()));
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int_len]);
-                out.push('.');
-                out.push_str(&digits[int_len..]);
-            }
-        } else {
-            out.push_str("0.");
-            out.push_str(&"0".repeat((-exp - 1) as usize));
-            out.push_str(&digits);
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push_str(&format!("e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()));
-    }
-    out
-}
-
-/// Python's `json.loads`, keeping only finite results.
-fn json_loads(text: &str) -> Option<V> {
-    let v: Value = serde_json::from_str(text).ok()?;
-    from_json(&v)
 }
 
 fn from_json(v: &Value) -> Option<V> {
@@ -588,17 +403,9 @@ mod tests {
 
     #[test]
     fn python_numbers() {
-        assert_eq!(float_repr(1.5e-7), "1.5e-07");
-        assert_eq!(float_repr(0.0001), "0.0001");
-        assert_eq!(float_repr(123.456), "123.456");
-        assert_eq!(float_repr(-2.5), "-2.5");
-        assert_eq!(float_repr(1.5e300), "1.5e+300");
-        assert_eq!(py_int(" +0_12 ").as_deref(), Some("12"));
-        assert_eq!(py_int("1__2"), None);
-        assert_eq!(py_int("99999999999999999999999").as_deref(), Some("99999999999999999999999"));
         let t = |v: &str, ty: &str| {
             let mut s = String::new();
-            write(&coerce(v, &[ty.to_string()]), &mut s);
+            write(&typed(v, coerce(v, &[ty.to_string()])), &mut s);
             s
         };
         assert_eq!(t("3.0", "number"), "3");
