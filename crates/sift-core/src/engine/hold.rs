@@ -191,14 +191,7 @@ impl Engine {
             return;
         }
         let mut tail = String::new();
-        match &mut c.args {
-            ArgsW::None => tail.push_str("{}"),
-            ArgsW::Raw(r) => r.finish(&mut tail),
-            ArgsW::Params(p) => p.finish(&mut tail),
-            ArgsW::Relaxed(r) => r.finish(&mut tail),
-            ArgsW::Py(p) => p.finish(&mut tail),
-            ArgsW::Xml(x) => x.finish(&mut tail),
-        }
+        c.args.finish(&mut tail);
         let f = out.call_fragment(index);
         f.arguments.push_str(&tail);
         if self.fmt.calls.unique_params

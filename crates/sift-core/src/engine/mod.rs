@@ -64,6 +64,20 @@ enum ArgsW {
     Xml(xmlargs::XmlArgs),
 }
 
+impl ArgsW {
+    /// Writes what the arguments still need to be whole (`{}` when none came).
+    fn finish(&mut self, out: &mut String) {
+        match self {
+            ArgsW::None => out.push_str("{}"),
+            ArgsW::Raw(r) => r.finish(out),
+            ArgsW::Params(p) => p.finish(out),
+            ArgsW::Relaxed(r) => r.finish(out),
+            ArgsW::Py(p) => p.finish(out),
+            ArgsW::Xml(x) => x.finish(out),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct OpenCall {
     index: Option<usize>,
@@ -779,14 +793,7 @@ impl Engine {
             let mut checked = None;
             if valid && self.fmt.calls.validate {
                 let mut args = std::mem::take(&mut c.early_args);
-                match &mut c.args {
-                    ArgsW::None => args.push_str("{}"),
-                    ArgsW::Raw(r) => r.finish(&mut args),
-                    ArgsW::Params(p) => p.finish(&mut args),
-                    ArgsW::Relaxed(r) => r.finish(&mut args),
-                    ArgsW::Py(p) => p.finish(&mut args),
-                    ArgsW::Xml(x) => x.finish(&mut args),
-                }
+                c.args.finish(&mut args);
                 let name = c.deferred.as_ref().map_or("", |d| d.0.as_str());
                 checked = checked::check(&self.fmt.calls, &self.set.tools, name, &args);
                 valid = checked.is_some();
@@ -808,14 +815,7 @@ impl Engine {
                 return;
             }
             let mut args = std::mem::take(&mut c.early_args);
-            match &mut c.args {
-                ArgsW::None => args.push_str("{}"),
-                ArgsW::Raw(r) => r.finish(&mut args),
-                ArgsW::Params(p) => p.finish(&mut args),
-                ArgsW::Relaxed(r) => r.finish(&mut args),
-                ArgsW::Py(p) => p.finish(&mut args),
-                ArgsW::Xml(x) => x.finish(&mut args),
-            }
+            c.args.finish(&mut args);
             if c.held.is_some() {
                 let tools = &self.set.tools;
                 unwrap::resolve(&args, &self.fmt.calls.unwrap_params, tools, &name, &mut f.arguments);
@@ -832,14 +832,7 @@ impl Engine {
             }
             return;
         }
-        self.with_args(out, |a, o| match a {
-            ArgsW::None => o.push_str("{}"),
-            ArgsW::Raw(r) => r.finish(o),
-            ArgsW::Params(p) => p.finish(o),
-            ArgsW::Relaxed(r) => r.finish(o),
-            ArgsW::Py(p) => p.finish(o),
-            ArgsW::Xml(x) => x.finish(o),
-        });
+        self.with_args(out, |a, o| a.finish(o));
         if let Some(c) = self.call.take() {
             if let (Some(held), Some(i)) = (c.held, c.index) {
                 if !self.set.suppress_calls {

@@ -26,20 +26,7 @@ struct Builder {
 
 fn table(t: &TransitionSpec) -> TransitionTable {
     match t {
-        TransitionSpec::To(s) => TransitionTable {
-            to: s.clone(),
-            call: false,
-            end: false,
-            reprocess: false,
-            param: None,
-            route: false,
-            keep: false,
-            hold: None,
-            release: false,
-            fail: false,
-            verbatim: None,
-            discard: false,
-        },
+        TransitionSpec::To(s) => TransitionTable { to: s.clone(), ..TransitionTable::default() },
         TransitionSpec::Full(t) => t.clone(),
     }
 }
@@ -275,20 +262,7 @@ pub fn compile_entry(
             if spellings.iter().any(|(_, t, _)| *t == d) {
                 continue;
             }
-            let tr = Trans {
-                to: me,
-                call: false,
-                end: false,
-                reprocess: false,
-                param: None,
-                route: false,
-                keep: false,
-                hold: None,
-                release: false,
-                fail: false,
-                verbatim: None,
-                discard: false,
-            };
+            let tr = Trans { to: me, ..Trans::default() };
             for sp in &b.terminals[d as usize].spellings {
                 // Both grammars may drop the same token: one entry is enough,
                 // and a spelling the state already acts on keeps its action.

@@ -94,7 +94,7 @@ pub(crate) enum Mode {
 }
 
 /// A transition's effect.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Trans {
     pub to: StateId,
     pub call: bool,

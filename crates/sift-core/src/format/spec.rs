@@ -293,7 +293,7 @@ pub enum TransitionSpec {
 }
 
 /// A transition with actions.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransitionTable {
     /// Target state.
