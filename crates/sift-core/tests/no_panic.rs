@@ -1,8 +1,12 @@
-//! Property: for every registered reasoning × tool pair and every
-//! `tool_choice`, any output — random "marker soup" of spellings, partial
-//! spellings, JSON and XML fragments and arbitrary characters — parses
-//! without panicking, and streaming it in random cuts gives exactly the
-//! one-shot message.
+//! Property: for every registered reasoning × tool pair, every
+//! `tool_choice` and the per-request switches (thinking toggles,
+//! `include_reasoning`, `reasoning_effort`, a prompt tail), any output —
+//! random "marker soup" of spellings, partial spellings, JSON and XML
+//! fragments and arbitrary characters — parses without panicking, and
+//! streaming it in random cuts gives exactly the one-shot message.
+//!
+//! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 512 (a longer
+//! search: `SIFT_FUZZ_CASES=20000 cargo test --release -p sift-core --test no_panic`).
 
 use proptest::prelude::*;
 use sift_core::{Folder, ParserFactory, Registry, Request, ToolChoice, Tools};
@@ -83,14 +87,47 @@ fn stream(f: &ParserFactory, req: &Request, text: &str, cuts: &[usize]) -> sift_
     fold.finish()
 }
 
+fn cases() -> u32 {
+    std::env::var("SIFT_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(512)
+}
+
+/// The per-request switches vLLM's parsers read, picked by the bits of `flags`.
+fn request(tools: &Arc<Tools>, tool_choice: ToolChoice, flags: u8, prompt: Option<String>) -> Request {
+    let kwargs = match flags & 7 {
+        1 => Some(serde_json::json!({"enable_thinking": false})),
+        2 => Some(serde_json::json!({"enable_thinking": true})),
+        3 => Some(serde_json::json!({"thinking": true})),
+        4 => Some(serde_json::json!({"thinking": false})),
+        5 => Some(serde_json::json!({"thinking_mode": "off"})),
+        _ => None,
+    };
+    let effort = match (flags >> 3) & 3 {
+        1 => Some("low".to_string()),
+        2 => Some("high".to_string()),
+        _ => None,
+    };
+    Request {
+        tools: Arc::clone(tools),
+        tool_choice,
+        include_reasoning: flags & 0x20 == 0,
+        chat_template_kwargs: kwargs,
+        prompt,
+        reasoning_effort: effort,
+        id_seed: Some(7),
+        ..Request::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
     #[test]
     fn marker_soup_streams_like_one_shot(
         picks in prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), 0u8..4), 0..40),
         cuts in prop::collection::vec(0usize..400, 0..20),
         choice in 0u8..5,
         pick in any::<prop::sample::Index>(),
+        flags in any::<u8>(),
+        prompt in prop::option::of(prop::collection::vec(any::<prop::sample::Index>(), 1..3)),
     ) {
         let tools = tools();
         // Every case runs one random reasoning grammar with every tool grammar
@@ -119,7 +156,11 @@ proptest! {
                 3 => ToolChoice::Named("f".into()),
                 _ => ToolChoice::Auto,
             };
-            let req = Request { tools: Arc::clone(&tools), tool_choice, id_seed: Some(7), ..Request::default() };
+            // A prompt tail of the pair's own spellings (`<think>`, a turn start, ...).
+            let prompt = prompt.as_ref().map(|ix| {
+                ix.iter().map(|i| pair.frags[i.index(pair.frags.len())].as_str()).collect::<String>()
+            });
+            let req = request(&tools, tool_choice, flags, prompt);
             let one = pair.factory.parse(&req, &text, None);
             let streamed = stream(&pair.factory, &req, &text, &sorted);
             prop_assert_eq!(&streamed, &one, "pair {} text {:?} cuts {:?}", pair.factory.format().name(), text, sorted);

@@ -81,6 +81,9 @@ enum Step {
     Took(usize),
     /// Not a call: the rest (from this byte) goes to the fail state.
     Fail,
+    /// Not a call, found `n` bytes on: those `n` are the call's text (as
+    /// they would be had they come in an earlier delta), the rest fails.
+    FailAfter(usize),
     /// The calls are over: the rest goes to the done state.
     Done,
 }
@@ -104,6 +107,12 @@ impl Engine {
                     self.end_call(out);
                     self.switch(cfg.fail, out);
                     return Some(i);
+                }
+                Step::FailAfter(n) => {
+                    self.record(&s[i..i + n]);
+                    self.end_call(out);
+                    self.switch(cfg.fail, out);
+                    return Some(i + n);
                 }
                 Step::Done => {
                     self.end_call(out);
@@ -312,7 +321,7 @@ impl Engine {
         self.env_try_commit(out);
         let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
         if invalid && !committed {
-            return Step::Fail;
+            return Step::FailAfter(used);
         }
         if stopped {
             if let Some(env) = &mut self.env {

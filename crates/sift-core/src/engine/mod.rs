@@ -121,6 +121,11 @@ pub(crate) struct Engine {
     param_override: Option<crate::format::compiled::ParamForce>,
     /// Leading bytes of the held tail that came from the prompt (see `prime`).
     mute: usize,
+    /// Prompt bytes are being read: they move the state, never a call's data.
+    priming: bool,
+    /// A call the prompt opened and the output continues: its index, id and
+    /// name, sent with the first output (see `prime`).
+    replay: Option<(usize, String, String)>,
     set: Settings,
 }
 
@@ -145,6 +150,8 @@ impl Engine {
             hold: None,
             hold_toggled: false,
             mute: 0,
+            priming: false,
+            replay: None,
             set,
         };
         let mut sink = Delta::default();
@@ -219,6 +226,11 @@ impl Engine {
         self.started = true;
         if let Some(p) = &self.fmt.content_prefix {
             out.content.push_str(p);
+        }
+        if let Some((index, id, name)) = self.replay.take() {
+            let f = out.call_fragment(index);
+            f.id = Some(id);
+            f.name = Some(name);
         }
     }
 
@@ -401,6 +413,15 @@ impl Engine {
             Blank,
             Xml,
         }
+        impl K {
+            /// Kernels that build calls rather than pick the state.
+            fn is_data(&self) -> bool {
+                matches!(
+                    self,
+                    K::ParamValue | K::Args | K::Envelope | K::Relaxed | K::RelaxedStr | K::Pythonic | K::Xml
+                )
+            }
+        }
         let kind = match &self.fmt.states[self.state as usize].mode {
             Mode::Content => K::Content,
             Mode::Reasoning => K::Reasoning,
@@ -417,6 +438,11 @@ impl Engine {
             Mode::Blank => K::Blank,
             Mode::Xml(_) => K::Xml,
         };
+        if self.priming && kind.is_data() {
+            // A call's arguments (or a whole call) in the prompt are history,
+            // not output: they neither open a call nor feed one.
+            return None;
+        }
         match kind {
             K::Content if self.content_after_calls() => {}
             K::Content => out.content.push_str(s),

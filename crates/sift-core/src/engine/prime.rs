@@ -7,6 +7,12 @@
 //! marker the prompt stopped in the middle of, `<|chan`): the next delta
 //! decides what they were, but they are never written.
 //!
+//! Prompt bytes move the state and nothing else: argument kernels never see
+//! them (a call in the prompt's last turn is history), and call indexes
+//! count from the output's first call. A call whose header the prompt wrote
+//! and the output continues is call 0, its id and name sent with the first
+//! output.
+//!
 //! Invariant: `mute` counts the leading bytes of the lexer's buffer that came
 //! from the prompt. They are only ever at the start of the held tail, so the
 //! count shrinks as the held tail moves forward and is zero once nothing from
@@ -20,9 +26,27 @@ impl Engine {
     /// Reads the prompt's last turn, discarding what it produces: the output
     /// continues from where it left off (and still gets the content prefix).
     pub fn prime(&mut self, text: &str) {
-        self.push(text, None, &mut Delta::default());
+        let mut seen = Delta::default();
+        self.priming = true;
+        self.push(text, None, &mut seen);
+        self.priming = false;
         self.started = false;
         self.mute = self.held.len();
+        // Calls are numbered from the output's first: a call the prompt
+        // closed is gone, one it left open (a harmony header naming a
+        // recipient) is call 0 and its id and name go out with the output.
+        self.next_index = 0;
+        if let Some(c) = &mut self.call {
+            let frag = c.index.and_then(|i| seen.tool_calls.iter().find(|f| f.index == i));
+            if let Some((id, name)) = frag.and_then(|f| Some((f.id.clone()?, f.name.clone()?))) {
+                c.index = Some(0);
+                self.next_index = 1;
+                self.replay = Some((0, id, name));
+            } else if c.index.is_some() {
+                // Committed where no header was seen (suppressed, held): not the output's.
+                self.call = None;
+            }
+        }
     }
 
     /// Sends `s[a..b]` to the current state's kernel as [`Engine::text`]
@@ -32,8 +56,11 @@ impl Engine {
             return self.text(&s[a..b], out);
         }
         let m = self.mute.min(b);
-        if let Some(used) = self.text(&s[a..m], &mut Delta::default()) {
-            return Some(used);
+        self.priming = true;
+        let used = self.text(&s[a..m], &mut Delta::default());
+        self.priming = false;
+        if used.is_some() {
+            return used;
         }
         if m < b {
             self.text(&s[m..b], out).map(|used| used + (m - a))

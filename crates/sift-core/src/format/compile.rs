@@ -80,7 +80,17 @@ impl Builder {
     ) -> Result<(), FormatError> {
         for (name, st) in &spec.states {
             let own = if g == 1 { tool_state(name) } else { name.clone() };
-            let slot = self.state_slot(&own, &st.text, g);
+            let mut slots = vec![self.state_slot(&own, &st.text, g)];
+            // The reasoning grammar's content is where its markers (an
+            // optional `<think>` opener) are read; a tool grammar entered
+            // elsewhere (`tool_choice` named or required) reads them there
+            // too, so reasoning is found before the arguments begin.
+            let entry = rename(name);
+            if let Some(&e) =
+                self.state_index.get(&entry).filter(|_| g == 0 && name == "content" && entry != own)
+            {
+                slots.push(e as usize);
+            }
             if let Some(t) = &st.then {
                 self.thens.insert(own.clone(), rename(t));
             }
@@ -89,7 +99,16 @@ impl Builder {
                 let mut tt = table(tr);
                 tt.to = rename(&tt.to);
                 tt.hold = tt.hold.as_deref().map(rename);
-                self.states[slot].2.push((t, tt));
+                for (k, &slot) in slots.iter().enumerate() {
+                    // In the entry the tool grammar's own reading of a spelling wins.
+                    let spells = &self.terminals[t as usize].spellings;
+                    let taken = self.states[slot].2.iter().any(|(u, _)| {
+                        self.terminals[*u as usize].spellings.iter().any(|sp| spells.contains(sp))
+                    });
+                    if k == 0 || !taken {
+                        self.states[slot].2.push((t, tt.clone()));
+                    }
+                }
             }
         }
         Ok(())
