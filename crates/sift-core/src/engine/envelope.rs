@@ -271,7 +271,8 @@ impl Engine {
                             self.env_try_commit(out);
                             Step::Took(n + 1)
                         }
-                        _ => Step::Fail,
+                        // The whole string is the call's text, however it was cut.
+                        _ => Step::FailAfter(n + 1),
                     }
                 }
                 None => {
@@ -339,7 +340,7 @@ impl Engine {
                 env.phase = Phase::After;
                 Step::Took(used)
             }
-            Scan::Invalid { .. } => Step::Fail,
+            Scan::Invalid { at } => Step::FailAfter(at),
         }
     }
 

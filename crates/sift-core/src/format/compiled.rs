@@ -278,6 +278,14 @@ impl Format {
         self.has_tools
     }
 
+    /// Whether `tool_choice: required` and named functions are written in
+    /// the family's own format (vLLM's `supports_required_and_named =
+    /// false`): the calls are then what the model wrote, as vLLM returns
+    /// them, filtered by name only where the format says so.
+    pub fn choice_in_own_format(&self) -> bool {
+        self.calls.native_required
+    }
+
     /// Whether special-token markers are bound to a vocabulary's ids.
     pub fn is_bound(&self) -> bool {
         !self.token_ids.is_empty()

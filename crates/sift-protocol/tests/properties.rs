@@ -1,0 +1,184 @@
+//! Properties of the protocol layer over every registered parser pair:
+//! for any output (random "marker soup" of the pair's spellings, JSON and
+//! arbitrary characters), any cut, and any mix of `tool_choice`, tools,
+//! `parallel_tool_calls`, `include_reasoning` and thinking switches,
+//! - the streamed choice folds to exactly the one-shot message and reason;
+//! - `finish_reason` is `tool_calls` exactly when calls were sent (and the
+//!   choice was not a named function);
+//! - `include_reasoning: false` hides reasoning in every step;
+//! - `tool_choice: none` sends no call, `parallel_tool_calls: false` at most
+//!   one, a named choice only that function (unless the family writes a
+//!   named choice in its own format, where vLLM returns what it wrote);
+//! - every call has an id, and JSON arguments.
+//!
+//! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 256.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use sift_core::{Folder, Message, ParserFactory, Registry};
+use sift_protocol::{ChatCompletionRequest, CheckedRequest, ChoiceProcessor, FinishReason, Options};
+use std::sync::OnceLock;
+
+struct Pair {
+    factory: ParserFactory,
+    frags: Vec<String>,
+}
+
+fn pairs() -> &'static Vec<Pair> {
+    static P: OnceLock<Vec<Pair>> = OnceLock::new();
+    P.get_or_init(|| {
+        let r = Registry::builtin();
+        let mut rs: Vec<Option<&str>> = r.reasoning_names().map(Some).collect();
+        rs.push(None);
+        let ts: Vec<&str> = r.tool_names().collect();
+        let mut out = vec![];
+        for rn in &rs {
+            for tn in &ts {
+                let factory = r.factory(*rn, Some(tn)).expect("built-in pair compiles");
+                let mut frags: Vec<String> = factory.format().spellings().map(str::to_string).collect();
+                for f in [
+                    "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+                    "[{\"name\": \"f\", \"parameters\": {\"x\": 1}}]",
+                    "{\"x\": 1}",
+                    "get_weather",
+                    "{",
+                    "}",
+                    "\"",
+                    "\n",
+                    "functions.get_weather:0",
+                    "words ",
+                ] {
+                    frags.push(f.to_string());
+                }
+                out.push(Pair { factory, frags });
+            }
+        }
+        out
+    })
+}
+
+fn cases() -> u32 {
+    std::env::var("SIFT_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(256)
+}
+
+/// A request body from the bits of `knobs`.
+fn request(knobs: u16) -> CheckedRequest {
+    let tools = json!([
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}}}}},
+        {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+            "properties": {"x": {"type": "integer"}}}}}
+    ]);
+    let mut b = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    if knobs & 1 == 0 {
+        b["tools"] = tools;
+        match (knobs >> 1) & 7 {
+            0 => {}
+            1 => b["tool_choice"] = json!("none"),
+            2 => b["tool_choice"] = json!("auto"),
+            3 => b["tool_choice"] = json!("required"),
+            _ => b["tool_choice"] = json!({"type": "function", "function": {"name": "get_weather"}}),
+        }
+    }
+    if knobs & 0x10 != 0 {
+        b["parallel_tool_calls"] = json!(false);
+    }
+    if knobs & 0x20 != 0 {
+        b["include_reasoning"] = json!(false);
+    }
+    match (knobs >> 6) & 3 {
+        1 => b["chat_template_kwargs"] = json!({"enable_thinking": false}),
+        2 => b["chat_template_kwargs"] = json!({"thinking": true}),
+        _ => {}
+    }
+    let mut req = ChatCompletionRequest::from_value(b).unwrap().check().expect("a valid request");
+    req.id_seed = Some(3);
+    req
+}
+
+fn fold(steps: &[sift_protocol::Step]) -> Message {
+    let mut f = Folder::default();
+    for s in steps {
+        f.push(&s.delta);
+    }
+    f.finish()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #[test]
+    fn streamed_choices_keep_the_protocol_rules(
+        picks in prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), 0u8..4), 0..30),
+        cuts in prop::collection::vec(0usize..300, 0..12),
+        knobs in any::<u16>(),
+        pick in any::<prop::sample::Index>(),
+        truncated in any::<bool>(),
+    ) {
+        let pair = &pairs()[pick.index(pairs().len())];
+        let mut text = String::new();
+        for (i, ch, kind) in &picks {
+            match kind {
+                0 => text.push(*ch),
+                _ => text.push_str(&pair.frags[i.index(pair.frags.len())]),
+            }
+        }
+        let req = request(knobs);
+        let engine = if truncated { FinishReason::Length } else { FinishReason::Stop };
+        let name = pair.factory.format().name().to_string();
+        let opts = Options::default();
+
+        let one = ChoiceProcessor::new(&pair.factory, &req, &opts).complete(&text, None, None, engine);
+
+        let mut p = ChoiceProcessor::new(&pair.factory, &req, &opts);
+        let mut steps = vec![];
+        let mut sorted = cuts.clone();
+        sorted.sort_unstable();
+        let mut start = 0;
+        for c in sorted {
+            let mut c = c.min(text.len());
+            while !text.is_char_boundary(c) {
+                c += 1;
+            }
+            if c > start {
+                steps.extend(p.push(&text[start..c], None, None));
+                start = c;
+            }
+        }
+        steps.extend(p.push(&text[start..], None, None));
+        let last = p.finish(engine);
+        let reason = last.finish_reason;
+        steps.push(last);
+        let streamed = fold(&steps);
+
+        prop_assert_eq!(&streamed, &one.message, "{} {:?} knobs {:#x}", name, text, knobs);
+        prop_assert_eq!(reason, Some(one.finish_reason), "{} {:?}", name, text);
+        let m = &one.message;
+        let named = req.is_named();
+        let want = if !m.tool_calls.is_empty() && !named && engine == FinishReason::Stop {
+            FinishReason::ToolCalls
+        } else {
+            engine
+        };
+        prop_assert_eq!(one.finish_reason, want, "{} {:?} knobs {:#x}", name, text, knobs);
+        if !req.include_reasoning {
+            prop_assert!(m.reasoning.is_none() && steps.iter().all(|s| s.delta.reasoning.is_empty()),
+                "reasoning shown: {} {:?}", name, text);
+        }
+        if !req.wants_calls() {
+            prop_assert!(m.tool_calls.is_empty(), "calls with tool_choice none: {} {:?}", name, text);
+        }
+        if !req.parallel_tool_calls {
+            prop_assert!(m.tool_calls.len() <= 1, "parallel_tool_calls false: {} {:?}", name, text);
+        }
+        for c in &m.tool_calls {
+            // The name may be empty where vLLM's parser gives one (Mistral's
+            // `[TOOL_CALLS]{…}`); the id never is.
+            prop_assert!(!c.id.is_empty(), "{} {:?}: {:?}", name, text, c);
+            prop_assert!(serde_json::from_str::<Value>(&c.arguments).is_ok(),
+                "{} {:?}: arguments {:?}", name, text, c.arguments);
+            if named && !pair.factory.format().choice_in_own_format() {
+                prop_assert_eq!(&c.name, "get_weather", "{} {:?}", name, text);
+            }
+        }
+    }
+}
