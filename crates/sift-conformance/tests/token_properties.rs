@@ -6,6 +6,10 @@
 //! the one-shot message of the same text and ids, and every call's
 //! arguments are JSON.
 //!
+//! A second property feeds ids that disagree with the text (marker ids
+//! whose text never comes, text markers with no id, ids in odd places):
+//! nothing panics, and every call's arguments are JSON.
+//!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 64.
 
 use proptest::prelude::*;
@@ -15,6 +19,7 @@ use std::sync::{Arc, OnceLock};
 
 struct Vocab {
     view: TokenizerView,
+    size: u32,
     pairs: Vec<(ParserFactory, Vec<String>)>,
 }
 
@@ -55,7 +60,8 @@ fn vocabs() -> &'static Vec<Vocab> {
                     }
                 }
                 assert!(!pairs.is_empty(), "no pair binds to {name}");
-                Vocab { view, pairs }
+                let size = view.vocab_size() as u32;
+                Vocab { view, size, pairs }
             })
             .collect()
     })
@@ -120,6 +126,50 @@ proptest! {
         for c in &one.tool_calls {
             prop_assert!(serde_json::from_str::<serde_json::Value>(&c.arguments).is_ok(),
                 "{} arguments {:?} for {:?}", f.format().name(), c.arguments, seen);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #[test]
+    fn disagreeing_ids_never_break_the_parser(
+        deltas in prop::collection::vec(
+            (prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), 0u8..3), 0..4),
+             prop::collection::vec((any::<prop::sample::Index>(), any::<u32>(), any::<bool>()), 0..3)),
+            0..25),
+        which in any::<prop::sample::Index>(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let v = &vocabs()[which.index(vocabs().len())];
+        let (f, frags) = &v.pairs[pick.index(v.pairs.len())];
+        let marker_ids: Vec<u32> = f.format().token_markers().filter_map(|m| v.view.token_to_id(m)).collect();
+        let size = v.size;
+        let req = Request { id_seed: Some(5), ..Request::default() };
+        let mut p = f.parser(&req);
+        let mut fold = Folder::default();
+        for (texts, ids) in &deltas {
+            let mut t = String::new();
+            for (i, ch, kind) in texts {
+                match kind {
+                    0 => t.push(*ch),
+                    _ => t.push_str(&frags[i.index(frags.len())]),
+                }
+            }
+            let ids: Vec<u32> = ids
+                .iter()
+                .map(|(i, raw, marker)| match (marker, marker_ids.is_empty()) {
+                    (true, false) => marker_ids[i.index(marker_ids.len())],
+                    _ => raw % size,
+                })
+                .collect();
+            fold.push(&p.push(&t, Some(&ids)));
+        }
+        fold.push(&p.finish());
+        let m = fold.finish();
+        for c in &m.tool_calls {
+            prop_assert!(serde_json::from_str::<serde_json::Value>(&c.arguments).is_ok(),
+                "{} arguments {:?}", f.format().name(), c.arguments);
         }
     }
 }
