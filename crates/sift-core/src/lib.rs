@@ -30,7 +30,7 @@ pub mod token;
 
 pub use error::FormatError;
 pub use format::{Format, FormatSpec, MAX_MARKER_LEN};
-pub use message::{Delta, Folder, Message, ToolCall, ToolCallDelta};
+pub use message::{Delta, Folder, Message, Piece, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};
 pub use registry::{Detection, Registry};
 pub use schema::{ParamType, Tools};

@@ -47,6 +47,29 @@ pub struct Delta {
     /// so a caller-owned `Delta` stops allocating after warm-up.
     #[serde(skip)]
     spare: Vec<String>,
+    /// The order the parts were written in (see [`Delta::pieces`]).
+    #[serde(skip)]
+    runs: Vec<Run>,
+}
+
+/// One run of a delta's output, in the order it was written: `len` bytes of
+/// reasoning or content, or the next entry of `tool_calls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Reasoning(usize),
+    Content(usize),
+    Call,
+}
+
+/// A part of a [`Delta`], in output order (see [`Delta::pieces`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// A run of reasoning text.
+    Reasoning(&'a str),
+    /// A run of content text.
+    Content(&'a str),
+    /// A tool call fragment.
+    Call(&'a ToolCallDelta),
 }
 
 impl PartialEq for Delta {
@@ -78,6 +101,7 @@ impl Delta {
     pub fn clear(&mut self) {
         self.reasoning.clear();
         self.content.clear();
+        self.runs.clear();
         while let Some(mut c) = self.tool_calls.pop() {
             c.arguments.clear();
             self.spare.push(c.arguments);
@@ -89,12 +113,108 @@ impl Delta {
         self.reasoning.is_empty() && self.content.is_empty() && self.tool_calls.is_empty()
     }
 
+    /// Appends reasoning text, in order after what the delta holds.
+    pub fn push_reasoning(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        self.reasoning.push_str(s);
+        match self.runs.last_mut() {
+            Some(Run::Reasoning(n)) => *n += s.len(),
+            _ => self.runs.push(Run::Reasoning(s.len())),
+        }
+    }
+
+    /// Appends content text, in order after what the delta holds.
+    pub fn push_content(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        self.content.push_str(s);
+        match self.runs.last_mut() {
+            Some(Run::Content(n)) => *n += s.len(),
+            _ => self.runs.push(Run::Content(s.len())),
+        }
+    }
+
+    /// Drops the reasoning, keeping the order of the rest.
+    pub fn drop_reasoning(&mut self) {
+        self.reasoning.clear();
+        self.runs.retain(|r| !matches!(r, Run::Reasoning(_)));
+    }
+
+    /// Keeps the call fragments `keep` accepts, keeping the order of the rest.
+    pub fn retain_calls(&mut self, mut keep: impl FnMut(&ToolCallDelta) -> bool) {
+        let flags: Vec<bool> = self.tool_calls.iter().map(&mut keep).collect();
+        if flags.iter().all(|&k| k) {
+            return;
+        }
+        let mut i = 0;
+        self.runs.retain(|r| {
+            if *r != Run::Call {
+                return true;
+            }
+            i += 1;
+            flags.get(i - 1).copied().unwrap_or(true)
+        });
+        let mut j = 0;
+        self.tool_calls.retain(|_| {
+            j += 1;
+            flags[j - 1]
+        });
+    }
+
+    /// The delta's parts in the order they were written (reasoning and
+    /// content in runs, call fragments between them), for dialects whose
+    /// output is a sequence of items. Text written to the public fields
+    /// directly, rather than by [`Delta::push_reasoning`] and
+    /// [`Delta::push_content`], comes after the ordered runs: reasoning,
+    /// then content, then the remaining calls.
+    pub fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        // Runs that do not add up (text written to the fields directly) are
+        // not trusted: the pieces then come in the canonical order.
+        let (mut rn, mut cn, mut kn) = (0, 0, 0);
+        for run in &self.runs {
+            match run {
+                Run::Reasoning(n) => rn += n,
+                Run::Content(n) => cn += n,
+                Run::Call => kn += 1,
+            }
+        }
+        let exact = rn == self.reasoning.len() && cn == self.content.len() && kn == self.tool_calls.len();
+        let canonical = [Run::Reasoning(self.reasoning.len()), Run::Content(self.content.len())];
+        let (own, fallback) = if exact {
+            (Some(self.runs.iter().copied()), None)
+        } else {
+            (None, Some(canonical.into_iter().chain(self.tool_calls.iter().map(|_| Run::Call))))
+        };
+        let runs = own.into_iter().flatten().chain(fallback.into_iter().flatten());
+        let (mut r, mut c, mut k) = (0usize, 0usize, 0usize);
+        runs.filter_map(move |run| match run {
+            Run::Reasoning(n) => {
+                let s = &self.reasoning[r..r + n];
+                r += n;
+                (!s.is_empty()).then_some(Piece::Reasoning(s))
+            }
+            Run::Content(n) => {
+                let s = &self.content[c..c + n];
+                c += n;
+                (!s.is_empty()).then_some(Piece::Content(s))
+            }
+            Run::Call => {
+                k += 1;
+                self.tool_calls.get(k - 1).map(Piece::Call)
+            }
+        })
+    }
+
     /// Appends to the fragment of call `index`, opening one when the last
     /// fragment belongs to another call.
     pub(crate) fn call_fragment(&mut self, index: usize) -> &mut ToolCallDelta {
         if self.tool_calls.last().is_none_or(|c| c.index != index) {
             let arguments = self.spare.pop().unwrap_or_default();
             self.tool_calls.push(ToolCallDelta { index, arguments, ..Default::default() });
+            self.runs.push(Run::Call);
         }
         self.tool_calls.last_mut().expect("just pushed")
     }
@@ -108,23 +228,30 @@ impl Delta {
         {
             if let Some(c) = self.tool_calls.pop() {
                 self.spare.push(c.arguments);
+                if let Some(i) = self.runs.iter().rposition(|r| *r == Run::Call) {
+                    self.runs.remove(i);
+                }
             }
         }
     }
 
     /// Appends `other` after `self` (both deltas of one stream).
     pub fn append(&mut self, other: &Delta) {
-        self.reasoning.push_str(&other.reasoning);
-        self.content.push_str(&other.content);
-        for c in &other.tool_calls {
-            let f = self.call_fragment(c.index);
-            if c.id.is_some() {
-                f.id.clone_from(&c.id);
+        for p in other.pieces() {
+            match p {
+                Piece::Reasoning(s) => self.push_reasoning(s),
+                Piece::Content(s) => self.push_content(s),
+                Piece::Call(c) => {
+                    let f = self.call_fragment(c.index);
+                    if c.id.is_some() {
+                        f.id.clone_from(&c.id);
+                    }
+                    if c.name.is_some() {
+                        f.name.clone_from(&c.name);
+                    }
+                    f.arguments.push_str(&c.arguments);
+                }
             }
-            if c.name.is_some() {
-                f.name.clone_from(&c.name);
-            }
-            f.arguments.push_str(&c.arguments);
         }
     }
 }
@@ -161,5 +288,68 @@ impl Folder {
     pub fn finish(self) -> Message {
         let opt = |s: String| if s.is_empty() { None } else { Some(s) };
         Message { reasoning: opt(self.reasoning), content: opt(self.content), tool_calls: self.calls }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(d: &Delta) -> Vec<String> {
+        d.pieces()
+            .map(|p| match p {
+                Piece::Reasoning(s) => format!("r:{s}"),
+                Piece::Content(s) => format!("c:{s}"),
+                Piece::Call(c) => format!("call:{}:{}", c.index, c.arguments),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pieces_keep_the_written_order() {
+        let mut d = Delta::default();
+        d.push_reasoning("a");
+        d.push_reasoning("b");
+        d.call_fragment(0).arguments.push_str("{}");
+        d.push_content("x");
+        d.push_reasoning("c");
+        assert_eq!(kinds(&d), ["r:ab", "call:0:{}", "c:x", "r:c"]);
+
+        // Appending keeps both orders, and merges a run across the seam.
+        let mut e = Delta::default();
+        e.push_reasoning("d");
+        e.call_fragment(1);
+        d.append(&e);
+        assert_eq!(kinds(&d), ["r:ab", "call:0:{}", "c:x", "r:cd", "call:1:"]);
+
+        d.clear();
+        assert_eq!(kinds(&d), Vec::<String>::new());
+    }
+
+    #[test]
+    fn text_written_to_the_fields_comes_in_the_canonical_order() {
+        let mut d = Delta::default();
+        d.call_fragment(0);
+        d.content.push('x');
+        d.reasoning.push('r');
+        assert_eq!(kinds(&d), ["r:r", "c:x", "call:0:"]);
+        d.clear();
+        d.call_fragment(2);
+        d.drop_empty_fragment();
+        d.push_content("y");
+        assert_eq!(kinds(&d), ["c:y"]);
+    }
+
+    #[test]
+    fn filtering_keeps_the_order_of_the_rest() {
+        let mut d = Delta::default();
+        d.push_reasoning("r");
+        d.call_fragment(0);
+        d.push_content("x");
+        d.call_fragment(1);
+        d.push_content("y");
+        d.retain_calls(|c| c.index == 1);
+        d.drop_reasoning();
+        assert_eq!(kinds(&d), ["c:x", "call:1:", "c:y"]);
     }
 }

@@ -20,7 +20,7 @@
 //! (never of how it was cut), so streaming still equals one-shot. Held text
 //! is released, never lost, except where an option says it is dropped.
 
-use crate::message::Delta;
+use crate::message::{Delta, Piece, ToolCallDelta};
 
 /// The filters one request runs.
 #[derive(Debug, Default)]
@@ -77,59 +77,168 @@ impl Post {
     }
 
     /// Filters what the engine wrote into `d` and appends the result to `out`.
-    pub fn apply(&mut self, mut d: Delta, last: bool, out: &mut Delta) {
-        let has_calls = !d.tool_calls.is_empty();
+    /// The parts go through the filters one by one in the order they were
+    /// written, so the output keeps that order (see [`Delta::pieces`]).
+    pub fn apply(&mut self, d: Delta, last: bool, out: &mut Delta) {
+        let mut parts: Vec<Part> = d
+            .pieces()
+            .map(|p| match p {
+                Piece::Reasoning(s) => Part::Reasoning(s.to_string()),
+                Piece::Content(s) => Part::Content(s.to_string()),
+                Piece::Call(c) => Part::Call(c.clone()),
+            })
+            .collect();
         if let Some(t) = &mut self.drop_text_with_calls {
-            if has_calls {
-                t.called = true;
-                t.held.clear();
-            }
-            if t.called {
-                d.content.clear();
-            } else {
-                t.held.push_str(&d.content);
-                d.content.clear();
-                if last {
-                    d.content = std::mem::take(&mut t.held);
-                }
-            }
+            parts = t.run(parts, last);
         }
         if let Some((r, c)) = &mut self.newlines {
-            let r_last = last || !d.content.is_empty() || has_calls;
-            let text = std::mem::take(&mut d.reasoning);
-            r.feed(&text, r_last, &mut d.reasoning);
-            let text = std::mem::take(&mut d.content);
-            c.feed(&text, last, &mut d.content);
+            parts = unescape(r, c, parts, last);
         }
         if let Some(f) = &mut self.force {
-            if f.released && f.hide {
-                d.reasoning.clear();
-            }
-            if !f.released {
-                f.reasoning.push_str(&d.reasoning);
-                f.content.push_str(&d.content);
-                d.reasoning.clear();
-                d.content.clear();
-                let real = if f.only_absent { !f.content.is_empty() } else { !f.content.trim().is_empty() };
-                if has_calls || real {
-                    f.released = true;
-                    d.reasoning = std::mem::take(&mut f.reasoning);
-                    d.content = std::mem::take(&mut f.content);
-                    if f.hide {
-                        d.reasoning.clear();
-                    }
-                } else if last {
-                    // Swapped: the reasoning answers, the blank content is reasoning.
-                    d.reasoning = std::mem::take(&mut f.content);
-                    d.content = std::mem::take(&mut f.reasoning);
-                    if f.hide {
-                        d.reasoning.clear();
-                    }
+            parts = f.run(parts, last);
+        }
+        for p in parts {
+            match p {
+                Part::Reasoning(s) => out.push_reasoning(&s),
+                Part::Content(s) => out.push_content(&s),
+                Part::Call(c) => {
+                    let mut one = Delta::default();
+                    let f = one.call_fragment(c.index);
+                    *f = c;
+                    out.append(&one);
                 }
             }
         }
-        out.append(&d);
         self.scratch = d;
+    }
+}
+
+/// A part of a delta on its way through the filters.
+enum Part {
+    Reasoning(String),
+    Content(String),
+    Call(ToolCallDelta),
+}
+
+impl DropText {
+    fn run(&mut self, parts: Vec<Part>, last: bool) -> Vec<Part> {
+        let mut out = Vec::with_capacity(parts.len());
+        for p in parts {
+            match p {
+                Part::Call(c) => {
+                    self.called = true;
+                    self.held.clear();
+                    out.push(Part::Call(c));
+                }
+                Part::Content(s) => {
+                    if !self.called {
+                        self.held.push_str(&s);
+                    }
+                }
+                r => out.push(r),
+            }
+        }
+        if last && !self.called && !self.held.is_empty() {
+            out.push(Part::Content(std::mem::take(&mut self.held)));
+        }
+        out
+    }
+}
+
+/// Escaped-newline recovery on reasoning and content. Reasoning's held tail
+/// is released as soon as content or a call follows it.
+fn unescape(r: &mut Unescape, c: &mut Unescape, parts: Vec<Part>, last: bool) -> Vec<Part> {
+    let mut out = Vec::with_capacity(parts.len() + 2);
+    let emit = |out: &mut Vec<Part>, reasoning: bool, s: String| {
+        if !s.is_empty() {
+            out.push(if reasoning { Part::Reasoning(s) } else { Part::Content(s) });
+        }
+    };
+    for p in parts {
+        match p {
+            Part::Reasoning(text) => {
+                let mut s = String::new();
+                r.feed(&text, false, &mut s);
+                emit(&mut out, true, s);
+            }
+            other => {
+                let mut s = String::new();
+                r.feed("", true, &mut s);
+                emit(&mut out, true, s);
+                match other {
+                    Part::Content(text) => {
+                        let mut s = String::new();
+                        c.feed(&text, false, &mut s);
+                        emit(&mut out, false, s);
+                    }
+                    call => out.push(call),
+                }
+            }
+        }
+    }
+    if last {
+        let (mut a, mut b) = (String::new(), String::new());
+        r.feed("", true, &mut a);
+        c.feed("", true, &mut b);
+        emit(&mut out, true, a);
+        emit(&mut out, false, b);
+    }
+    out
+}
+
+impl Force {
+    fn run(&mut self, parts: Vec<Part>, last: bool) -> Vec<Part> {
+        let mut out = Vec::with_capacity(parts.len() + 2);
+        for p in parts {
+            if self.released {
+                match p {
+                    Part::Reasoning(_) if self.hide => {}
+                    p => out.push(p),
+                }
+                continue;
+            }
+            match p {
+                Part::Reasoning(s) => self.reasoning.push_str(&s),
+                Part::Content(s) => {
+                    self.content.push_str(&s);
+                    let real = if self.only_absent {
+                        !self.content.is_empty()
+                    } else {
+                        !self.content.trim().is_empty()
+                    };
+                    if real {
+                        self.release(&mut out);
+                    }
+                }
+                call => {
+                    self.release(&mut out);
+                    out.push(call);
+                }
+            }
+        }
+        if last && !self.released {
+            // Swapped: the reasoning answers, the blank content is reasoning.
+            let (r, c) = (std::mem::take(&mut self.content), std::mem::take(&mut self.reasoning));
+            if !self.hide && !r.is_empty() {
+                out.push(Part::Reasoning(r));
+            }
+            if !c.is_empty() {
+                out.push(Part::Content(c));
+            }
+        }
+        out
+    }
+
+    /// Lets what was held go, and everything after it.
+    fn release(&mut self, out: &mut Vec<Part>) {
+        self.released = true;
+        let (r, c) = (std::mem::take(&mut self.reasoning), std::mem::take(&mut self.content));
+        if !self.hide && !r.is_empty() {
+            out.push(Part::Reasoning(r));
+        }
+        if !c.is_empty() {
+            out.push(Part::Content(c));
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use crate::ids::{fnv1a, mix};
 use crate::processor::{ChoiceProcessor, FinishReason, Options, Step, TokenCounts};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sift_core::ParserFactory;
+use sift_core::{ParserFactory, Piece, ToolCallDelta};
 
 /// A Messages API response (`type: message`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,19 +181,16 @@ pub fn stop_reason(reason: FinishReason) -> Option<String> {
 /// Keeps signatures apart from the item ids made from the same message id.
 const SIGNATURE_TAG: u64 = 0x7369_676e_6174_7572;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Open {
-    Thinking,
-    Text,
-    Call(usize),
-}
-
 /// Builds one Messages API stream (one choice).
 #[derive(Debug, Clone)]
 pub struct MessageStream {
     message: MessageResponse,
-    open: Option<Open>,
-    args: String,
+    /// The open thinking (`true`) or text block, and its index.
+    text: Option<(bool, usize)>,
+    /// The open call (its index) and its block index.
+    call: Option<(usize, usize)>,
+    /// Every call: its index, block index and arguments so far.
+    calls: Vec<(usize, usize, String)>,
     started: bool,
 }
 
@@ -211,8 +208,9 @@ impl MessageStream {
                 stop_sequence: None,
                 usage: MessageUsage { input_tokens: meta.prompt_tokens, output_tokens: 0 },
             },
-            open: None,
-            args: String::new(),
+            text: None,
+            call: None,
+            calls: Vec::new(),
             started: false,
         }
     }
@@ -228,57 +226,91 @@ impl MessageStream {
     /// The events of one step (starting the stream first if needed).
     pub fn push(&mut self, step: &Step) -> Vec<MessageEvent> {
         let mut ev = self.start();
-        let d = &step.delta;
-        if !d.reasoning.is_empty() {
-            self.switch(
-                Open::Thinking,
-                ContentBlock::Thinking { thinking: String::new(), signature: String::new() },
-                &mut ev,
-            );
-            if let Some(ContentBlock::Thinking { thinking, .. }) = self.message.content.last_mut() {
-                thinking.push_str(&d.reasoning);
+        // Blocks follow the order the parser wrote the parts in, so one-shot
+        // and streamed messages hold the same blocks in the same order.
+        for piece in step.delta.pieces() {
+            match piece {
+                Piece::Reasoning(s) => self.text(true, s, &mut ev),
+                Piece::Content(s) => self.text(false, s, &mut ev),
+                Piece::Call(c) => self.call(c, &mut ev),
             }
-            let index = self.message.content.len() - 1;
-            ev.push(MessageEvent::ContentBlockDelta {
-                index,
-                delta: BlockDelta::ThinkingDelta { thinking: d.reasoning.clone() },
-            });
-        }
-        if !d.content.is_empty() {
-            self.switch(Open::Text, ContentBlock::Text { text: String::new() }, &mut ev);
-            if let Some(ContentBlock::Text { text }) = self.message.content.last_mut() {
-                text.push_str(&d.content);
-            }
-            let index = self.message.content.len() - 1;
-            ev.push(MessageEvent::ContentBlockDelta {
-                index,
-                delta: BlockDelta::TextDelta { text: d.content.clone() },
-            });
-        }
-        for c in &d.tool_calls {
-            let block = ContentBlock::ToolUse {
-                id: c.id.clone().unwrap_or_default(),
-                name: c.name.clone().unwrap_or_default(),
-                input: Value::Object(Default::default()),
-            };
-            self.switch(Open::Call(c.index), block, &mut ev);
-            if c.arguments.is_empty() {
-                continue;
-            }
-            self.args.push_str(&c.arguments);
-            let index = self.message.content.len() - 1;
-            ev.push(MessageEvent::ContentBlockDelta {
-                index,
-                delta: BlockDelta::InputJsonDelta { partial_json: c.arguments.clone() },
-            });
         }
         ev
+    }
+
+    fn text(&mut self, thinking: bool, s: &str, ev: &mut Vec<MessageEvent>) {
+        let index = match self.text {
+            Some((t, i)) if t == thinking => i,
+            _ => {
+                self.close_text(ev);
+                let empty = if thinking {
+                    ContentBlock::Thinking { thinking: String::new(), signature: String::new() }
+                } else {
+                    ContentBlock::Text { text: String::new() }
+                };
+                let i = self.open_block(empty, ev);
+                self.text = Some((thinking, i));
+                i
+            }
+        };
+        let delta = match &mut self.message.content[index] {
+            ContentBlock::Thinking { thinking, .. } => {
+                thinking.push_str(s);
+                BlockDelta::ThinkingDelta { thinking: s.to_string() }
+            }
+            ContentBlock::Text { text } => {
+                text.push_str(s);
+                BlockDelta::TextDelta { text: s.to_string() }
+            }
+            ContentBlock::ToolUse { .. } => unreachable!("a text block"),
+        };
+        ev.push(MessageEvent::ContentBlockDelta { index, delta });
+    }
+
+    /// A call fragment. A new call closes the open blocks; text after a call
+    /// leaves it open, so its later arguments still go to its own block.
+    fn call(&mut self, c: &ToolCallDelta, ev: &mut Vec<MessageEvent>) {
+        let k = match self.calls.iter().position(|(i, _, _)| *i == c.index) {
+            Some(k) => k,
+            None => {
+                self.close_text(ev);
+                self.close_call(ev);
+                let block = ContentBlock::ToolUse {
+                    id: c.id.clone().unwrap_or_default(),
+                    name: c.name.clone().unwrap_or_default(),
+                    input: Value::Object(Default::default()),
+                };
+                let i = self.open_block(block, ev);
+                self.call = Some((c.index, i));
+                self.calls.push((c.index, i, String::new()));
+                self.calls.len() - 1
+            }
+        };
+        if c.arguments.is_empty() {
+            return;
+        }
+        let (_, index, args) = &mut self.calls[k];
+        args.push_str(&c.arguments);
+        let index = *index;
+        if self.call.is_none_or(|(i, _)| i != c.index) {
+            // A call closed before these arguments came: its input follows them.
+            self.set_input(k);
+        }
+        ev.push(MessageEvent::ContentBlockDelta {
+            index,
+            delta: BlockDelta::InputJsonDelta { partial_json: c.arguments.clone() },
+        });
     }
 
     /// Closes the open block and ends the message.
     pub fn finish(&mut self, reason: FinishReason, counts: TokenCounts) -> Vec<MessageEvent> {
         let mut ev = self.start();
-        self.close(&mut ev);
+        // The open blocks end in order.
+        if self.call.is_some_and(|(_, c)| self.text.is_some_and(|(_, t)| c < t)) {
+            self.close_call(&mut ev);
+        }
+        self.close_text(&mut ev);
+        self.close_call(&mut ev);
         self.message.stop_reason = stop_reason(reason);
         self.message.usage.output_tokens = counts.completion_tokens;
         ev.push(MessageEvent::MessageDelta {
@@ -294,24 +326,18 @@ impl MessageStream {
         &self.message
     }
 
-    fn switch(&mut self, to: Open, empty: ContentBlock, ev: &mut Vec<MessageEvent>) {
-        if self.open == Some(to) {
-            return;
-        }
-        self.close(ev);
-        self.open = Some(to);
+    /// Starts a block; returns its index.
+    fn open_block(&mut self, empty: ContentBlock, ev: &mut Vec<MessageEvent>) -> usize {
         self.message.content.push(empty.clone());
-        ev.push(MessageEvent::ContentBlockStart {
-            index: self.message.content.len() - 1,
-            content_block: empty,
-        });
+        let index = self.message.content.len() - 1;
+        ev.push(MessageEvent::ContentBlockStart { index, content_block: empty });
+        index
     }
 
-    fn close(&mut self, ev: &mut Vec<MessageEvent>) {
-        let Some(open) = self.open.take() else { return };
-        let index = self.message.content.len() - 1;
-        match (&mut self.message.content[index], open) {
-            (ContentBlock::Thinking { signature, .. }, Open::Thinking) => {
+    fn close_text(&mut self, ev: &mut Vec<MessageEvent>) {
+        let Some((thinking, index)) = self.text.take() else { return };
+        if thinking {
+            if let ContentBlock::Thinking { signature, .. } = &mut self.message.content[index] {
                 let h = mix(fnv1a(self.message.id.as_bytes()) ^ SIGNATURE_TAG ^ index as u64);
                 *signature = format!("{:016x}{:016x}", h, mix(h));
                 ev.push(MessageEvent::ContentBlockDelta {
@@ -319,14 +345,25 @@ impl MessageStream {
                     delta: BlockDelta::SignatureDelta { signature: signature.clone() },
                 });
             }
-            (ContentBlock::ToolUse { input, .. }, Open::Call(_)) => {
-                let args = std::mem::take(&mut self.args);
-                // The core guarantees valid JSON arguments; `{}` guards the impossible.
-                *input = serde_json::from_str(&args).unwrap_or_else(|_| Value::Object(Default::default()));
-            }
-            _ => {}
         }
         ev.push(MessageEvent::ContentBlockStop { index });
+    }
+
+    fn close_call(&mut self, ev: &mut Vec<MessageEvent>) {
+        let Some((call, index)) = self.call.take() else { return };
+        if let Some(k) = self.calls.iter().position(|(i, _, _)| *i == call) {
+            self.set_input(k);
+        }
+        ev.push(MessageEvent::ContentBlockStop { index });
+    }
+
+    /// The `tool_use` input of call `k` from its arguments so far.
+    fn set_input(&mut self, k: usize) {
+        let (_, index, args) = &self.calls[k];
+        if let ContentBlock::ToolUse { input, .. } = &mut self.message.content[*index] {
+            // The core guarantees valid JSON arguments; `{}` guards the impossible.
+            *input = serde_json::from_str(args).unwrap_or_else(|_| Value::Object(Default::default()));
+        }
     }
 }
 

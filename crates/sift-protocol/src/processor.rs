@@ -310,13 +310,13 @@ impl ChoiceProcessor {
             }
         }
         if !self.include_reasoning {
-            delta.reasoning.clear();
+            delta.drop_reasoning();
         }
         if self.choice == ToolChoiceMode::None {
-            delta.tool_calls.clear();
+            delta.retain_calls(|_| false);
         } else {
             if !self.parallel {
-                delta.tool_calls.retain(|c| c.index == 0);
+                delta.retain_calls(|c| c.index == 0);
             }
             for c in &mut delta.tool_calls {
                 if let Some(id) = &mut c.id {

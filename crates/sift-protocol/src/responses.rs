@@ -23,7 +23,7 @@ use crate::ids::ItemIds;
 use crate::processor::{ChoiceProcessor, FinishReason, Options, Step, TokenCounts};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sift_core::ParserFactory;
+use sift_core::{ParserFactory, Piece, ToolCallDelta};
 
 /// A Responses API response object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -326,13 +326,6 @@ impl ResponsesEvent {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Open {
-    Reasoning,
-    Message,
-    Call(usize),
-}
-
 /// Builds one Responses API stream (one choice).
 #[derive(Debug, Clone)]
 pub struct ResponsesStream {
@@ -340,7 +333,12 @@ pub struct ResponsesStream {
     prompt_tokens: u64,
     ids: ItemIds,
     seq: u64,
-    open: Option<Open>,
+    /// The open reasoning (`true`) or message item, and its output index.
+    text: Option<(bool, usize)>,
+    /// The open call (its index) and its output index.
+    call: Option<(usize, usize)>,
+    /// Every call's output index, for fragments that come after other items.
+    calls: Vec<(usize, usize)>,
     started: bool,
 }
 
@@ -361,7 +359,9 @@ impl ResponsesStream {
             prompt_tokens: meta.prompt_tokens,
             ids: ItemIds::new(&meta.id),
             seq: 0,
-            open: None,
+            text: None,
+            call: None,
+            calls: Vec::new(),
             started: false,
         }
     }
@@ -384,51 +384,66 @@ impl ResponsesStream {
     /// The events of one step (starting the stream first if needed).
     pub fn push(&mut self, step: &Step) -> Vec<ResponsesEvent> {
         let mut ev = self.start();
-        let d = &step.delta;
-        if !d.reasoning.is_empty() {
-            if self.open != Some(Open::Reasoning) {
-                self.close(&mut ev);
-                self.open_text(true, &mut ev);
+        // Items follow the order the parser wrote the parts in, so one-shot
+        // and streamed responses list the same items in the same order.
+        for piece in step.delta.pieces() {
+            match piece {
+                Piece::Reasoning(s) => self.text(true, s, &mut ev),
+                Piece::Content(s) => self.text(false, s, &mut ev),
+                Piece::Call(c) => self.call(c, &mut ev),
             }
-            let (idx, id) = self.current();
-            if let Some(OutputItem::Reasoning { content, .. }) = self.response.output.last_mut() {
-                if let Some(ContentPart::ReasoningText { text }) = content.first_mut() {
-                    text.push_str(&d.reasoning);
-                }
-            }
-            let e = ResponsesEvent::ReasoningTextDelta {
-                sequence_number: self.seq(),
-                item_id: id,
-                output_index: idx,
-                content_index: 0,
-                delta: d.reasoning.clone(),
-            };
-            ev.push(e);
         }
-        if !d.content.is_empty() {
-            if self.open != Some(Open::Message) {
-                self.close(&mut ev);
-                self.open_text(false, &mut ev);
+        ev
+    }
+
+    fn text(&mut self, reasoning: bool, s: &str, ev: &mut Vec<ResponsesEvent>) {
+        let idx = match self.text {
+            Some((r, idx)) if r == reasoning => idx,
+            _ => {
+                self.close_text(ev);
+                self.open_text(reasoning, ev)
             }
-            let (idx, id) = self.current();
-            if let Some(OutputItem::Message { content, .. }) = self.response.output.last_mut() {
-                if let Some(ContentPart::OutputText { text, .. }) = content.first_mut() {
-                    text.push_str(&d.content);
-                }
+        };
+        if let OutputItem::Reasoning { content, .. } | OutputItem::Message { content, .. } =
+            &mut self.response.output[idx]
+        {
+            if let Some(ContentPart::ReasoningText { text } | ContentPart::OutputText { text, .. }) =
+                content.first_mut()
+            {
+                text.push_str(s);
             }
-            let e = ResponsesEvent::OutputTextDelta {
+        }
+        let id = self.item_id(idx);
+        let e = if reasoning {
+            ResponsesEvent::ReasoningTextDelta {
                 sequence_number: self.seq(),
                 item_id: id,
                 output_index: idx,
                 content_index: 0,
-                delta: d.content.clone(),
+                delta: s.to_string(),
+            }
+        } else {
+            ResponsesEvent::OutputTextDelta {
+                sequence_number: self.seq(),
+                item_id: id,
+                output_index: idx,
+                content_index: 0,
+                delta: s.to_string(),
                 logprobs: Vec::new(),
-            };
-            ev.push(e);
-        }
-        for c in &d.tool_calls {
-            if self.open != Some(Open::Call(c.index)) {
-                self.close(&mut ev);
+            }
+        };
+        ev.push(e);
+    }
+
+    /// A call fragment. A new call closes the open items; text after a call
+    /// leaves it open, so its later arguments still go to its own item.
+    fn call(&mut self, c: &ToolCallDelta, ev: &mut Vec<ResponsesEvent>) {
+        let known = self.calls.iter().find(|(i, _)| *i == c.index).map(|&(_, idx)| idx);
+        let idx = match known {
+            Some(idx) => idx,
+            None => {
+                self.close_text(ev);
+                self.close_call(ev);
                 let item = OutputItem::FunctionCall {
                     id: self.ids.next("fc"),
                     call_id: c.id.clone().unwrap_or_default(),
@@ -437,36 +452,41 @@ impl ResponsesStream {
                     status: "in_progress".into(),
                 };
                 self.response.output.push(item.clone());
-                self.open = Some(Open::Call(c.index));
-                let e = ResponsesEvent::OutputItemAdded {
+                let idx = self.response.output.len() - 1;
+                self.call = Some((c.index, idx));
+                self.calls.push((c.index, idx));
+                ev.push(ResponsesEvent::OutputItemAdded {
                     sequence_number: self.seq(),
-                    output_index: self.response.output.len() - 1,
+                    output_index: idx,
                     item,
-                };
-                ev.push(e);
+                });
+                idx
             }
-            if c.arguments.is_empty() {
-                continue;
-            }
-            let (idx, id) = self.current();
-            if let Some(OutputItem::FunctionCall { arguments, .. }) = self.response.output.last_mut() {
-                arguments.push_str(&c.arguments);
-            }
-            let e = ResponsesEvent::FunctionCallArgumentsDelta {
-                sequence_number: self.seq(),
-                item_id: id,
-                output_index: idx,
-                delta: c.arguments.clone(),
-            };
-            ev.push(e);
+        };
+        if c.arguments.is_empty() {
+            return;
         }
-        ev
+        if let OutputItem::FunctionCall { arguments, .. } = &mut self.response.output[idx] {
+            arguments.push_str(&c.arguments);
+        }
+        let e = ResponsesEvent::FunctionCallArgumentsDelta {
+            sequence_number: self.seq(),
+            item_id: self.item_id(idx),
+            output_index: idx,
+            delta: c.arguments.clone(),
+        };
+        ev.push(e);
     }
 
     /// Closes the open item and completes the response.
     pub fn finish(&mut self, reason: FinishReason, counts: TokenCounts) -> Vec<ResponsesEvent> {
         let mut ev = self.start();
-        self.close(&mut ev);
+        // The open items end in output order.
+        if self.call.is_some_and(|(_, c)| self.text.is_some_and(|(_, t)| c < t)) {
+            self.close_call(&mut ev);
+        }
+        self.close_text(&mut ev);
+        self.close_call(&mut ev);
         let r = &mut self.response;
         match reason {
             FinishReason::Length => {
@@ -493,20 +513,18 @@ impl ResponsesStream {
         &self.response
     }
 
-    fn current(&self) -> (usize, String) {
-        let idx = self.response.output.len() - 1;
-        let id = match &self.response.output[idx] {
+    fn item_id(&self, idx: usize) -> String {
+        match &self.response.output[idx] {
             OutputItem::Reasoning { id, .. }
             | OutputItem::Message { id, .. }
             | OutputItem::FunctionCall { id, .. } => id.clone(),
-        };
-        (idx, id)
+        }
     }
 
-    fn open_text(&mut self, reasoning: bool, ev: &mut Vec<ResponsesEvent>) {
+    /// Adds a reasoning or message item; returns its output index.
+    fn open_text(&mut self, reasoning: bool, ev: &mut Vec<ResponsesEvent>) -> usize {
         let (item, part) = if reasoning {
             let id = self.ids.next("rs");
-            self.open = Some(Open::Reasoning);
             let part = ContentPart::ReasoningText { text: String::new() };
             let item = OutputItem::Reasoning {
                 id,
@@ -517,7 +535,6 @@ impl ResponsesStream {
             (item, part)
         } else {
             let id = self.ids.next("msg");
-            self.open = Some(Open::Message);
             let part = ContentPart::OutputText { text: String::new(), annotations: Vec::new() };
             let item = OutputItem::Message {
                 id,
@@ -528,7 +545,9 @@ impl ResponsesStream {
             (item, part)
         };
         self.response.output.push(item.clone());
-        let (idx, id) = self.current();
+        let idx = self.response.output.len() - 1;
+        let id = self.item_id(idx);
+        self.text = Some((reasoning, idx));
         ev.push(ResponsesEvent::OutputItemAdded { sequence_number: self.seq(), output_index: idx, item });
         ev.push(ResponsesEvent::ContentPartAdded {
             sequence_number: self.seq(),
@@ -537,25 +556,32 @@ impl ResponsesStream {
             content_index: 0,
             part: part.clone(),
         });
-        match self.response.output.last_mut() {
-            Some(OutputItem::Reasoning { content, .. } | OutputItem::Message { content, .. }) => {
-                content.push(part)
-            }
-            _ => unreachable!("a text item was just pushed"),
+        if let OutputItem::Reasoning { content, .. } | OutputItem::Message { content, .. } =
+            &mut self.response.output[idx]
+        {
+            content.push(part);
+        }
+        idx
+    }
+
+    fn close_text(&mut self, ev: &mut Vec<ResponsesEvent>) {
+        if let Some((_, idx)) = self.text.take() {
+            self.close(idx, ev);
         }
     }
 
-    fn close(&mut self, ev: &mut Vec<ResponsesEvent>) {
-        let Some(open) = self.open.take() else { return };
-        let (idx, id) = self.current();
-        match open {
-            Open::Reasoning | Open::Message => {
-                let part = match &self.response.output[idx] {
-                    OutputItem::Reasoning { content, .. } | OutputItem::Message { content, .. } => {
-                        content[0].clone()
-                    }
-                    OutputItem::FunctionCall { .. } => unreachable!("open text item"),
-                };
+    fn close_call(&mut self, ev: &mut Vec<ResponsesEvent>) {
+        if let Some((_, idx)) = self.call.take() {
+            self.close(idx, ev);
+        }
+    }
+
+    /// The done events of item `idx`.
+    fn close(&mut self, idx: usize, ev: &mut Vec<ResponsesEvent>) {
+        let id = self.item_id(idx);
+        match &self.response.output[idx] {
+            OutputItem::Reasoning { content, .. } | OutputItem::Message { content, .. } => {
+                let part = content[0].clone();
                 let done = match &part {
                     ContentPart::ReasoningText { text } => ResponsesEvent::ReasoningTextDone {
                         sequence_number: self.seq(),
@@ -582,11 +608,8 @@ impl ResponsesStream {
                     part,
                 });
             }
-            Open::Call(_) => {
-                let (name, arguments) = match &self.response.output[idx] {
-                    OutputItem::FunctionCall { name, arguments, .. } => (name.clone(), arguments.clone()),
-                    _ => unreachable!("open call item"),
-                };
+            OutputItem::FunctionCall { name, arguments, .. } => {
+                let (name, arguments) = (name.clone(), arguments.clone());
                 ev.push(ResponsesEvent::FunctionCallArgumentsDone {
                     sequence_number: self.seq(),
                     item_id: id,

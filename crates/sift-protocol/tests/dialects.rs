@@ -5,6 +5,9 @@
 //! per family, and usage with a reasoning counter.
 
 use serde_json::{json, Value};
+
+mod common;
+use common::fold_anthropic;
 use sift_protocol::{
     complete, sse, Api, ChatCompletionRequest, CheckedRequest, FinishReason, IdStyle, Options,
     ReasoningField, ResponseMeta, Session,
@@ -132,56 +135,6 @@ fn anthropic_messages() {
     assert_eq!(one["content"][2]["input"], json!({"city": "Paris", "days": 3}));
     // Folding the events gives the one-shot message.
     assert_eq!(fold_anthropic(&events), one);
-}
-
-/// Folds Messages stream events as the Anthropic SDK does.
-fn fold_anthropic(events: &[Value]) -> Value {
-    let mut msg = Value::Null;
-    let mut json_parts: Vec<String> = Vec::new();
-    for e in events {
-        let d = &e["data"];
-        assert_eq!(e["event"], d["type"]);
-        match d["type"].as_str().unwrap() {
-            "message_start" => msg = d["message"].clone(),
-            "content_block_start" => {
-                msg["content"].as_array_mut().unwrap().push(d["content_block"].clone());
-                json_parts.push(String::new());
-            }
-            "content_block_delta" => {
-                let i = d["index"].as_u64().unwrap() as usize;
-                let b = &mut msg["content"][i];
-                let delta = &d["delta"];
-                match delta["type"].as_str().unwrap() {
-                    "thinking_delta" => {
-                        b["thinking"] = json!(
-                            b["thinking"].as_str().unwrap().to_string() + delta["thinking"].as_str().unwrap()
-                        )
-                    }
-                    "text_delta" => {
-                        b["text"] =
-                            json!(b["text"].as_str().unwrap().to_string() + delta["text"].as_str().unwrap())
-                    }
-                    "signature_delta" => b["signature"] = delta["signature"].clone(),
-                    "input_json_delta" => json_parts[i].push_str(delta["partial_json"].as_str().unwrap()),
-                    other => panic!("delta {other}"),
-                }
-            }
-            "content_block_stop" => {
-                let i = d["index"].as_u64().unwrap() as usize;
-                if msg["content"][i]["type"] == "tool_use" {
-                    msg["content"][i]["input"] = serde_json::from_str(&json_parts[i]).unwrap();
-                }
-            }
-            "message_delta" => {
-                msg["stop_reason"] = d["delta"]["stop_reason"].clone();
-                msg["stop_sequence"] = d["delta"]["stop_sequence"].clone();
-                msg["usage"] = d["usage"].clone();
-            }
-            "message_stop" => {}
-            other => panic!("event {other}"),
-        }
-    }
-    msg
 }
 
 #[test]
@@ -405,4 +358,36 @@ fn abort_in_every_dialect() {
     assert_eq!(resp["status"], "cancelled");
     let anth = complete(Api::Anthropic, &f, &r, &m, &o, OUTPUT, None, FinishReason::Abort);
     assert_eq!(anth["stop_reason"], Value::Null);
+}
+
+#[test]
+fn text_after_a_call_keeps_the_order_and_the_call_whole() {
+    // The call's arguments come with the text written after it: they still
+    // go to the call's own item, and one-shot lists the items as the stream does.
+    let text = "<tool_call><function=get_weather></think></tool_call>¡";
+    let cut = text.find("</think>").unwrap();
+    let f = factory();
+    let (m, o) = (meta(), Options::default());
+    for api in [Api::Responses, Api::Anthropic] {
+        let mut s = Session::new(api, &f, &request(true), &m, &o);
+        let mut frames = s.push(&text[..cut], None, None);
+        frames.extend(s.push(&text[cut..], None, None));
+        frames.extend(s.finish(FinishReason::Stop));
+        let events: Vec<Value> = sse::parse(&frames.concat())
+            .into_iter()
+            .filter(|(_, d)| d != "[DONE]")
+            .map(|(e, d)| json!({"event": e, "data": serde_json::from_str::<Value>(&d).unwrap()}))
+            .collect();
+        let one = complete(api, &f, &request(false), &m, &o, text, None, FinishReason::Stop);
+        let streamed = match api {
+            Api::Responses => events.last().unwrap()["data"]["response"].clone(),
+            _ => fold_anthropic(&events),
+        };
+        assert_eq!(streamed, one, "{api}");
+        let items = if api == Api::Responses { &one["output"] } else { &one["content"] };
+        let kinds: Vec<&str> =
+            items.as_array().unwrap().iter().map(|i| i["type"].as_str().unwrap()).collect();
+        let want = if api == Api::Responses { ["function_call", "message"] } else { ["tool_use", "text"] };
+        assert_eq!(kinds, want, "{api}");
+    }
 }

@@ -9,14 +9,22 @@
 //! - `tool_choice: none` sends no call, `parallel_tool_calls: false` at most
 //!   one, a named choice only that function (unless the family writes a
 //!   named choice in its own format, where vLLM returns what it wrote);
-//! - every call has an id, and JSON arguments.
+//! - every call has an id, and JSON arguments;
+//! - in the Responses and Anthropic dialects, the stream folds to exactly
+//!   the one-shot answer: the same items (blocks) in the same order, added
+//!   in output order, text always going to the newest item.
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 256.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use sift_core::{Folder, Message, ParserFactory, Registry};
-use sift_protocol::{ChatCompletionRequest, CheckedRequest, ChoiceProcessor, FinishReason, Options};
+use sift_protocol::{
+    complete, sse, Api, ChatCompletionRequest, CheckedRequest, ChoiceProcessor, FinishReason, Options,
+    ResponseMeta, Session,
+};
+
+mod common;
 use std::sync::OnceLock;
 
 struct Pair {
@@ -180,5 +188,89 @@ proptest! {
                 prop_assert_eq!(&c.name, "get_weather", "{} {:?}", name, text);
             }
         }
+    }
+}
+
+fn meta() -> ResponseMeta {
+    ResponseMeta { id: "resp-prop".into(), model: "m".into(), created: 1, prompt_tokens: 3 }
+}
+
+/// The dialect's SSE stream for `text` cut at `cuts`, as `{event, data}` values.
+fn dialect_stream(
+    api: Api,
+    f: &ParserFactory,
+    req: &CheckedRequest,
+    text: &str,
+    cuts: &[usize],
+    engine: FinishReason,
+) -> Vec<Value> {
+    let mut s = Session::new(api, f, req, &meta(), &Options::default());
+    let mut frames = Vec::new();
+    let mut start = 0;
+    for &c in cuts {
+        let mut c = c.min(text.len());
+        while !text.is_char_boundary(c) {
+            c += 1;
+        }
+        if c > start {
+            frames.extend(s.push(&text[start..c], None, None));
+            start = c;
+        }
+    }
+    frames.extend(s.push(&text[start..], None, None));
+    frames.extend(s.finish(engine));
+    sse::parse(&frames.concat())
+        .into_iter()
+        .filter(|(_, d)| d != "[DONE]")
+        .map(|(e, d)| json!({"event": e, "data": serde_json::from_str::<Value>(&d).unwrap()}))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #[test]
+    fn dialect_streams_fold_to_their_one_shot_answers(
+        picks in prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), 0u8..4), 0..30),
+        cuts in prop::collection::vec(0usize..300, 0..12),
+        knobs in any::<u16>(),
+        pick in any::<prop::sample::Index>(),
+        truncated in any::<bool>(),
+    ) {
+        let pair = &pairs()[pick.index(pairs().len())];
+        let mut text = String::new();
+        for (i, ch, kind) in &picks {
+            match kind {
+                0 => text.push(*ch),
+                _ => text.push_str(&pair.frags[i.index(pair.frags.len())]),
+            }
+        }
+        let req = request(knobs);
+        let engine = if truncated { FinishReason::Length } else { FinishReason::Stop };
+        let name = pair.factory.format().name().to_string();
+        let mut sorted = cuts.clone();
+        sorted.sort_unstable();
+        let (f, o) = (&pair.factory, Options::default());
+
+        let one = complete(Api::Responses, f, &req, &meta(), &o, &text, None, engine);
+        let events = dialect_stream(Api::Responses, f, &req, &text, &sorted, engine);
+        let last = events.last().unwrap();
+        prop_assert_eq!(&last["data"]["response"], &one, "responses {} {:?} knobs {:#x}", name, text, knobs);
+        // Items are added in output order, and text goes to the newest item
+        // (a call's arguments may still follow text written after it).
+        let mut current = None;
+        for e in &events {
+            let Some(i) = e["data"]["output_index"].as_u64() else { continue };
+            let kind = e["event"].as_str().unwrap_or("");
+            if kind == "response.output_item.added" {
+                prop_assert_eq!(i, current.map_or(0, |c| c + 1), "{} {:?}", name, text);
+                current = Some(i);
+            } else if kind.ends_with("_text.delta") {
+                prop_assert_eq!(Some(i), current, "{} {:?} {}", name, text, kind);
+            }
+        }
+
+        let one = complete(Api::Anthropic, f, &req, &meta(), &o, &text, None, engine);
+        let events = dialect_stream(Api::Anthropic, f, &req, &text, &sorted, engine);
+        prop_assert_eq!(common::fold_anthropic(&events), one, "anthropic {} {:?} knobs {:#x}", name, text, knobs);
     }
 }

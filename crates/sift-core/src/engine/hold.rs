@@ -133,7 +133,7 @@ impl Engine {
     /// The group failed: its text is content, its calls are forgotten, and
     /// the output continues in its fail state.
     fn hold_resolve_fail(&mut self, h: Hold, out: &mut Delta) {
-        out.content.push_str(&h.raw);
+        out.push_content(&h.raw);
         self.next_index = h.first_index;
         self.call = None;
         self.env = None;

@@ -191,8 +191,8 @@ impl Engine {
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
                 match st.mode {
                     Mode::Content if self.content_after_calls() => return,
-                    Mode::Content => return out.content.push_str(text),
-                    Mode::Reasoning if self.set.include_reasoning => return out.reasoning.push_str(text),
+                    Mode::Content => return out.push_content(text),
+                    Mode::Reasoning if self.set.include_reasoning => return out.push_reasoning(text),
                     // No marker can start here: the whole delta is the
                     // kernel's (a streamed argument value, a name), as the
                     // lexer would hand it over, without searching it twice.
@@ -225,7 +225,7 @@ impl Engine {
     fn start(&mut self, out: &mut Delta) {
         self.started = true;
         if let Some(p) = &self.fmt.content_prefix {
-            out.content.push_str(p);
+            out.push_content(p);
         }
         if let Some((index, id, name)) = self.replay.take() {
             let f = out.call_fragment(index);
@@ -445,10 +445,10 @@ impl Engine {
         }
         match kind {
             K::Content if self.content_after_calls() => {}
-            K::Content => out.content.push_str(s),
+            K::Content => out.push_content(s),
             K::Reasoning => {
                 if self.set.include_reasoning {
-                    out.reasoning.push_str(s)
+                    out.push_reasoning(s)
                 }
             }
             K::Drop => self.record(s),
@@ -826,7 +826,7 @@ impl Engine {
             }
             if !valid || self.set.suppress_calls {
                 if !valid && self.fmt.uncommitted == Uncommitted::Content {
-                    out.content.push_str(&c.raw);
+                    out.push_content(&c.raw);
                 }
                 return;
             }
@@ -854,7 +854,7 @@ impl Engine {
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
             if self.fmt.uncommitted == Uncommitted::Content {
-                out.content.push_str(&c.raw);
+                out.push_content(&c.raw);
             }
             return;
         }

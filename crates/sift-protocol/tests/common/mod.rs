@@ -1,0 +1,53 @@
+//! Helpers shared by the protocol tests.
+
+use serde_json::{json, Value};
+
+/// Folds Messages stream events as the Anthropic SDK does.
+pub fn fold_anthropic(events: &[Value]) -> Value {
+    let mut msg = Value::Null;
+    let mut json_parts: Vec<String> = Vec::new();
+    for e in events {
+        let d = &e["data"];
+        assert_eq!(e["event"], d["type"]);
+        match d["type"].as_str().unwrap() {
+            "message_start" => msg = d["message"].clone(),
+            "content_block_start" => {
+                msg["content"].as_array_mut().unwrap().push(d["content_block"].clone());
+                json_parts.push(String::new());
+            }
+            "content_block_delta" => {
+                let i = d["index"].as_u64().unwrap() as usize;
+                let b = &mut msg["content"][i];
+                let delta = &d["delta"];
+                match delta["type"].as_str().unwrap() {
+                    "thinking_delta" => {
+                        b["thinking"] = json!(
+                            b["thinking"].as_str().unwrap().to_string() + delta["thinking"].as_str().unwrap()
+                        )
+                    }
+                    "text_delta" => {
+                        b["text"] =
+                            json!(b["text"].as_str().unwrap().to_string() + delta["text"].as_str().unwrap())
+                    }
+                    "signature_delta" => b["signature"] = delta["signature"].clone(),
+                    "input_json_delta" => json_parts[i].push_str(delta["partial_json"].as_str().unwrap()),
+                    other => panic!("delta {other}"),
+                }
+            }
+            "content_block_stop" => {
+                let i = d["index"].as_u64().unwrap() as usize;
+                if msg["content"][i]["type"] == "tool_use" {
+                    msg["content"][i]["input"] = serde_json::from_str(&json_parts[i]).unwrap();
+                }
+            }
+            "message_delta" => {
+                msg["stop_reason"] = d["delta"]["stop_reason"].clone();
+                msg["stop_sequence"] = d["delta"]["stop_sequence"].clone();
+                msg["usage"] = d["usage"].clone();
+            }
+            "message_stop" => {}
+            other => panic!("event {other}"),
+        }
+    }
+    msg
+}
