@@ -47,7 +47,8 @@ pub struct Delta {
     /// so a caller-owned `Delta` stops allocating after warm-up.
     #[serde(skip)]
     spare: Vec<String>,
-    /// The order the parts were written in (see [`Delta::pieces`]).
+    /// The order the parts were written in (see [`Delta::pieces`]); empty
+    /// while the delta holds one kind of part, whose order needs no record.
     #[serde(skip)]
     runs: Vec<Run>,
 }
@@ -98,6 +99,7 @@ pub struct ToolCallDelta {
 impl Delta {
     /// Empties the delta, keeping its buffers (including the fragments'
     /// argument strings, for reuse).
+    #[inline]
     pub fn clear(&mut self) {
         self.reasoning.clear();
         self.content.clear();
@@ -114,9 +116,17 @@ impl Delta {
     }
 
     /// Appends reasoning text, in order after what the delta holds.
+    #[inline(always)]
     pub fn push_reasoning(&mut self, s: &str) {
         if s.is_empty() {
             return;
+        }
+        if self.runs.is_empty() {
+            if self.content.is_empty() && self.tool_calls.is_empty() {
+                // One kind so far: its order needs no record.
+                return self.reasoning.push_str(s);
+            }
+            self.record_order();
         }
         self.reasoning.push_str(s);
         match self.runs.last_mut() {
@@ -126,15 +136,34 @@ impl Delta {
     }
 
     /// Appends content text, in order after what the delta holds.
+    #[inline(always)]
     pub fn push_content(&mut self, s: &str) {
         if s.is_empty() {
             return;
+        }
+        if self.runs.is_empty() {
+            if self.reasoning.is_empty() && self.tool_calls.is_empty() {
+                return self.content.push_str(s);
+            }
+            self.record_order();
         }
         self.content.push_str(s);
         match self.runs.last_mut() {
             Some(Run::Content(n)) => *n += s.len(),
             _ => self.runs.push(Run::Content(s.len())),
         }
+    }
+
+    /// Starts the order record of a delta that so far held one kind of part
+    /// (or text written to the fields directly, taken in the canonical order).
+    fn record_order(&mut self) {
+        if !self.reasoning.is_empty() {
+            self.runs.push(Run::Reasoning(self.reasoning.len()));
+        }
+        if !self.content.is_empty() {
+            self.runs.push(Run::Content(self.content.len()));
+        }
+        self.runs.extend(self.tool_calls.iter().map(|_| Run::Call));
     }
 
     /// Drops the reasoning, keeping the order of the rest.
@@ -212,9 +241,15 @@ impl Delta {
     /// fragment belongs to another call.
     pub(crate) fn call_fragment(&mut self, index: usize) -> &mut ToolCallDelta {
         if self.tool_calls.last().is_none_or(|c| c.index != index) {
+            let only_calls = self.runs.is_empty() && self.reasoning.is_empty() && self.content.is_empty();
+            if !only_calls && self.runs.is_empty() {
+                self.record_order();
+            }
             let arguments = self.spare.pop().unwrap_or_default();
             self.tool_calls.push(ToolCallDelta { index, arguments, ..Default::default() });
-            self.runs.push(Run::Call);
+            if !only_calls {
+                self.runs.push(Run::Call);
+            }
         }
         self.tool_calls.last_mut().expect("just pushed")
     }
