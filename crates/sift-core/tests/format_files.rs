@@ -2,7 +2,7 @@
 //! streams; invalid format files fail at build time, each with its own error;
 //! binding to a vocabulary that lacks a special-token marker names it.
 
-use sift_core::{Folder, FormatError, Registry, Request};
+use sift_core::{Folder, FormatError, FormatSpec, ParserFactory, Registry, Request};
 
 const SCRATCHPAD: &str = r#"
 name = "scratchpad"
@@ -130,6 +130,55 @@ on.m = { to = "content", reprocess = true }
     let e = err("name = \"bad\"\nkind = \"reasoning\"\n[states.content]\ntext = \"poetry\"\n");
     assert!(matches!(e, FormatError::BadMode { .. }), "{e}");
     assert!(matches!(err("not toml ["), FormatError::Syntax { .. }));
+    // A kernel that hands the rest of its text back to itself.
+    let e = err(r#"
+name = "bad"
+kind = "tools"
+[terminals]
+open = ["<c>"]
+[states.content]
+text = "content"
+on.open = "calls"
+[states.calls]
+text = { kind = "envelope", fail = "calls" }
+"#);
+    assert!(matches!(&e, FormatError::ReprocessCycle { state } if state == "calls"), "{e}");
+}
+
+#[test]
+fn states_handing_a_byte_around_never_hang() {
+    // Two envelopes that fail into each other compile (each hands over to
+    // another state), but would pass a bad byte around forever: the engine
+    // breaks the cycle by passing the byte on as content.
+    let spec = FormatSpec::from_toml(
+        r#"
+name = "pingpong"
+kind = "tools"
+[terminals]
+open = ["<c>"]
+[states.content]
+text = "content"
+on.open = "a"
+[states.a]
+text = { kind = "envelope", fail = "b" }
+[states.b]
+text = { kind = "envelope", fail = "a" }
+"#,
+    )
+    .unwrap();
+    let f = ParserFactory::new(None, Some(&spec)).unwrap();
+    let req = Request { id_seed: Some(1), ..Request::default() };
+    let text = "x<c>?{\"name\": \"f\", \"arguments\": {}}";
+    let one = f.parse(&req, text, None);
+    assert_eq!(one.content.as_deref(), Some("x?"));
+    assert_eq!(one.tool_calls.len(), 1);
+    let mut p = f.parser(&req);
+    let mut fold = Folder::default();
+    for ch in text.chars() {
+        fold.push(&p.push(&ch.to_string(), None));
+    }
+    fold.push(&p.finish());
+    assert_eq!(fold.finish(), one);
 }
 
 #[test]

@@ -273,7 +273,31 @@ impl Engine {
         let bytes = s.as_bytes();
         let mut pos = 0;
         let mut text_start = 0;
+        // Rounds without progress: states handing the same byte on. A valid
+        // chain visits each state at most once or twice; more is a cycle in
+        // a user's format, broken by passing the byte on as content.
+        let (mut stall, mut last) = (0usize, (usize::MAX, usize::MAX));
+        let limit = 2 * self.fmt.states.len() + 4;
         loop {
+            if (pos, text_start) == last {
+                stall += 1;
+                if stall > limit {
+                    let n = s[text_start..].chars().next().map_or(0, char::len_utf8);
+                    if n == 0 {
+                        self.mute = 0;
+                        return None;
+                    }
+                    if text_start >= self.mute {
+                        out.push_content(&s[text_start..text_start + n]);
+                    }
+                    text_start += n;
+                    pos = text_start;
+                    stall = 0;
+                }
+            } else {
+                stall = 0;
+            }
+            last = (pos, text_start);
             // Look, with the format borrowed only for this scope.
             let look = {
                 let fmt = &*self.fmt;

@@ -371,6 +371,15 @@ pub fn compile_entry(
 }
 
 /// Tool grammar states live in their own namespace, except the shared `content`.
+/// A kernel that hands the rest of its text to itself would read the same
+/// byte forever.
+fn handover_to_self(b: &Builder, state: &str, done: StateId, fail: StateId) -> Result<(), FormatError> {
+    if b.state_index.get(state).is_some_and(|&me| me == done || me == fail) {
+        return Err(FormatError::ReprocessCycle { state: state.trim_start_matches('~').to_string() });
+    }
+    Ok(())
+}
+
 fn tool_state(name: &str) -> String {
     if name == "content" {
         name.to_string()
@@ -417,6 +426,8 @@ fn compile_mode(
                     Some(s) if s.len() == 1 => Some(s.as_bytes()[0]),
                     Some(s) => return Err(bad(s)),
                 };
+                let (done, fail) = (st(&t.done, "content")?, st(&t.fail, "content")?);
+                handover_to_self(b, state, done, fail)?;
                 Mode::Envelope(Box::new(EnvelopeCfg {
                     name_keys: t.name_keys.clone().unwrap_or_else(|| vec!["name".into()]),
                     args_keys: t
@@ -425,8 +436,8 @@ fn compile_mode(
                         .unwrap_or_else(|| vec!["arguments".into(), "parameters".into()]),
                     array: t.array,
                     separator: sep,
-                    done: st(&t.done, "content")?,
-                    fail: st(&t.fail, "content")?,
+                    done,
+                    fail,
                     empty_args: t.empty_args,
                     keyed: t.keyed,
                     single: t.single,
@@ -459,11 +470,9 @@ fn compile_mode(
                     let n = n.as_deref().unwrap_or("content");
                     b.state(&spec.name, &if g == 1 { tool_state(n) } else { n.to_string() })
                 };
-                Mode::Pythonic(Box::new(PyCfg {
-                    bracketed: t.bracketed,
-                    done: st(&t.done)?,
-                    fail: st(&t.fail)?,
-                }))
+                let (done, fail) = (st(&t.done)?, st(&t.fail)?);
+                handover_to_self(b, state, done, fail)?;
+                Mode::Pythonic(Box::new(PyCfg { bracketed: t.bracketed, done, fail }))
             }
             "relaxed" => match t.values.as_deref() {
                 None | Some("literal") => Mode::Relaxed(false),
