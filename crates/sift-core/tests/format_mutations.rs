@@ -1,6 +1,7 @@
 //! Property: a format file edited at random (lines dropped, doubled or
 //! swapped, a quoted word replaced by another from the file, the text cut
-//! short) either fails to compile with a typed error or compiles into a
+//! short), alone or composed with an unedited format of the other kind,
+//! either fails to compile with a typed error or compiles into a
 //! format that parses any output without panicking, streams exactly like
 //! one-shot, and writes JSON arguments. Formats are data a user can load
 //! at run time, so a broken one must never take the parser down.
@@ -86,15 +87,19 @@ proptest! {
         picks in prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), any::<bool>()), 0..30),
         cut in any::<prop::sample::Index>(),
         named in any::<bool>(),
+        partner in prop::option::of(any::<prop::sample::Index>()),
     ) {
         let text = mutate(&files()[file.index(files().len())], &edits);
         if let Ok(path) = std::env::var("SIFT_FUZZ_TRACE") {
             std::fs::write(&path, &text).unwrap();
         }
         let Ok(spec) = FormatSpec::from_toml(&text) else { return Ok(()) };
+        // Alone, or composed with an unedited grammar of the other kind.
+        let partner = partner.map(|i| &files()[i.index(files().len())]).and_then(|t| FormatSpec::from_toml(t).ok());
+        let partner = partner.filter(|p| p.kind != spec.kind);
         let built = match spec.kind {
-            Kind::Reasoning => ParserFactory::new(Some(&spec), None),
-            Kind::Tools => ParserFactory::new(None, Some(&spec)),
+            Kind::Reasoning => ParserFactory::new(Some(&spec), partner.as_ref()),
+            Kind::Tools => ParserFactory::new(partner.as_ref(), Some(&spec)),
         };
         let Ok(f) = built else { return Ok(()) };
         let spellings: Vec<String> = f.format().spellings().map(str::to_string).collect();
