@@ -274,3 +274,78 @@ proptest! {
         prop_assert_eq!(common::fold_anthropic(&events), one, "anthropic {} {:?} knobs {:#x}", name, text, knobs);
     }
 }
+
+/// Any JSON value: the shapes a careless or hostile client may send.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+        prop_oneof![
+            Just("none"),
+            Just("auto"),
+            Just("required"),
+            Just("function"),
+            Just("get_weather"),
+            Just("object"),
+            Just("string"),
+            Just(""),
+            Just("é")
+        ]
+        .prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("type"),
+                        Just("function"),
+                        Just("name"),
+                        Just("parameters"),
+                        Just("properties"),
+                        Just("strict"),
+                        Just("description"),
+                        Just("x")
+                    ],
+                    inner
+                ),
+                0..4
+            )
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    /// Request checks on arbitrary bodies: a typed error or a checked
+    /// request, never a panic; a checked request then drives a choice.
+    #[test]
+    fn any_request_body_is_checked_without_panic(
+        fields in prop::collection::vec((
+            prop_oneof![
+                Just("tools"), Just("tool_choice"), Just("parallel_tool_calls"), Just("include_reasoning"),
+                Just("chat_template_kwargs"), Just("reasoning_effort"), Just("logprobs"), Just("top_logprobs"),
+                Just("stream"), Just("stream_options"), Just("max_tokens"), Just("n"), Just("messages")
+            ],
+            any_json(),
+        ), 0..6),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let mut body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+        for (k, v) in &fields {
+            body[*k] = v.clone();
+        }
+        let Ok(req) = ChatCompletionRequest::from_value(body) else { return Ok(()) };
+        let Ok(checked) = req.check() else { return Ok(()) };
+        let pair = &pairs()[pick.index(pairs().len())];
+        let c = ChoiceProcessor::new(&pair.factory, &checked, &Options::default())
+            .complete("<think>r</think>{\"name\": \"get_weather\", \"arguments\": {}}", None, None, FinishReason::Stop);
+        for call in &c.message.tool_calls {
+            prop_assert!(serde_json::from_str::<Value>(&call.arguments).is_ok());
+        }
+    }
+}
