@@ -355,4 +355,10 @@ impl Parser {
     pub fn state(&self) -> &str {
         self.engine.state_name()
     }
+
+    /// Bytes the lexer holds back because they may begin a marker: always
+    /// fewer than [`crate::MAX_MARKER_LEN`], however long the stream.
+    pub fn held_bytes(&self) -> usize {
+        self.engine.held_bytes()
+    }
 }

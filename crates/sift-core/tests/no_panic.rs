@@ -2,8 +2,9 @@
 //! `tool_choice` and the per-request switches (thinking toggles,
 //! `include_reasoning`, `reasoning_effort`, a prompt tail), any output —
 //! random "marker soup" of spellings, partial spellings, JSON and XML
-//! fragments and arbitrary characters — parses without panicking, and
-//! streaming it in random cuts gives exactly the one-shot message.
+//! fragments and arbitrary characters — parses without panicking,
+//! streaming it in random cuts gives exactly the one-shot message, and the
+//! lexer never holds back a marker's length or more.
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 512 (a longer
 //! search: `SIFT_FUZZ_CASES=20000 cargo test --release -p sift-core --test no_panic`).
@@ -80,6 +81,8 @@ fn stream(f: &ParserFactory, req: &Request, text: &str, cuts: &[usize]) -> sift_
         if c > start {
             fold.push(&p.push(&text[start..c], None));
             start = c;
+            // Prefix buffering holds less than one marker, whatever came before.
+            assert!(p.held_bytes() < sift_core::MAX_MARKER_LEN, "held {} bytes", p.held_bytes());
         }
     }
     fold.push(&p.push(&text[start..], None));

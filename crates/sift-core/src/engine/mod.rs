@@ -164,6 +164,11 @@ impl Engine {
         matches!(self.fmt.states[self.state as usize].mode, Mode::Reasoning)
     }
 
+    /// Bytes held back as a possible marker's start.
+    pub fn held_bytes(&self) -> usize {
+        self.held.len()
+    }
+
     /// The current state's name (for diagnostics and tests).
     pub fn state_name(&self) -> &str {
         &self.fmt.states[self.state as usize].name
