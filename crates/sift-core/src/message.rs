@@ -118,39 +118,37 @@ impl Delta {
     /// Appends reasoning text, in order after what the delta holds.
     #[inline(always)]
     pub fn push_reasoning(&mut self, s: &str) {
-        if s.is_empty() {
-            return;
-        }
-        if self.runs.is_empty() {
-            if self.content.is_empty() && self.tool_calls.is_empty() {
-                // One kind so far: its order needs no record.
-                return self.reasoning.push_str(s);
-            }
-            self.record_order();
-        }
-        self.reasoning.push_str(s);
-        match self.runs.last_mut() {
-            Some(Run::Reasoning(n)) => *n += s.len(),
-            _ => self.runs.push(Run::Reasoning(s.len())),
-        }
+        self.push_text(true, s);
     }
 
     /// Appends content text, in order after what the delta holds.
     #[inline(always)]
     pub fn push_content(&mut self, s: &str) {
+        self.push_text(false, s);
+    }
+
+    #[inline(always)]
+    fn push_text(&mut self, reasoning: bool, s: &str) {
         if s.is_empty() {
             return;
         }
+        let other = if reasoning { &self.content } else { &self.reasoning };
         if self.runs.is_empty() {
-            if self.reasoning.is_empty() && self.tool_calls.is_empty() {
-                return self.content.push_str(s);
+            if other.is_empty() && self.tool_calls.is_empty() {
+                // One kind so far: its order needs no record.
+                return if reasoning { self.reasoning.push_str(s) } else { self.content.push_str(s) };
             }
             self.record_order();
         }
-        self.content.push_str(s);
-        match self.runs.last_mut() {
-            Some(Run::Content(n)) => *n += s.len(),
-            _ => self.runs.push(Run::Content(s.len())),
+        match (self.runs.last_mut(), reasoning) {
+            (Some(Run::Reasoning(n)), true) | (Some(Run::Content(n)), false) => *n += s.len(),
+            (_, true) => self.runs.push(Run::Reasoning(s.len())),
+            (_, false) => self.runs.push(Run::Content(s.len())),
+        }
+        if reasoning {
+            self.reasoning.push_str(s)
+        } else {
+            self.content.push_str(s)
         }
     }
 

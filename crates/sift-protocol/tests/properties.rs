@@ -104,6 +104,38 @@ fn request(knobs: u16) -> CheckedRequest {
     req
 }
 
+/// A random output of `pair`: characters and the pair's own fragments.
+fn soup(pair: &Pair, picks: &[(prop::sample::Index, char, u8)]) -> String {
+    let mut text = String::new();
+    for (i, ch, kind) in picks {
+        match kind {
+            0 => text.push(*ch),
+            _ => text.push_str(&pair.frags[i.index(pair.frags.len())]),
+        }
+    }
+    text
+}
+
+/// `text` cut at `cuts` (sorted, moved to char boundaries), the last piece
+/// possibly empty.
+fn pieces<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut sorted = cuts.to_vec();
+    sorted.sort_unstable();
+    let (mut out, mut start) = (vec![], 0);
+    for c in sorted {
+        let mut c = c.min(text.len());
+        while !text.is_char_boundary(c) {
+            c += 1;
+        }
+        if c > start {
+            out.push(&text[start..c]);
+            start = c;
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
 fn fold(steps: &[sift_protocol::Step]) -> Message {
     let mut f = Folder::default();
     for s in steps {
@@ -123,13 +155,7 @@ proptest! {
         truncated in any::<bool>(),
     ) {
         let pair = &pairs()[pick.index(pairs().len())];
-        let mut text = String::new();
-        for (i, ch, kind) in &picks {
-            match kind {
-                0 => text.push(*ch),
-                _ => text.push_str(&pair.frags[i.index(pair.frags.len())]),
-            }
-        }
+        let text = soup(pair, &picks);
         let req = request(knobs);
         let engine = if truncated { FinishReason::Length } else { FinishReason::Stop };
         let name = pair.factory.format().name().to_string();
@@ -139,20 +165,9 @@ proptest! {
 
         let mut p = ChoiceProcessor::new(&pair.factory, &req, &opts);
         let mut steps = vec![];
-        let mut sorted = cuts.clone();
-        sorted.sort_unstable();
-        let mut start = 0;
-        for c in sorted {
-            let mut c = c.min(text.len());
-            while !text.is_char_boundary(c) {
-                c += 1;
-            }
-            if c > start {
-                steps.extend(p.push(&text[start..c], None, None));
-                start = c;
-            }
+        for piece in pieces(&text, &cuts) {
+            steps.extend(p.push(piece, None, None));
         }
-        steps.extend(p.push(&text[start..], None, None));
         let last = p.finish(engine);
         let reason = last.finish_reason;
         steps.push(last);
@@ -206,18 +221,9 @@ fn dialect_stream(
 ) -> Vec<Value> {
     let mut s = Session::new(api, f, req, &meta(), &Options::default());
     let mut frames = Vec::new();
-    let mut start = 0;
-    for &c in cuts {
-        let mut c = c.min(text.len());
-        while !text.is_char_boundary(c) {
-            c += 1;
-        }
-        if c > start {
-            frames.extend(s.push(&text[start..c], None, None));
-            start = c;
-        }
+    for piece in pieces(text, cuts) {
+        frames.extend(s.push(piece, None, None));
     }
-    frames.extend(s.push(&text[start..], None, None));
     frames.extend(s.finish(engine));
     sse::parse(&frames.concat())
         .into_iter()
@@ -237,22 +243,14 @@ proptest! {
         truncated in any::<bool>(),
     ) {
         let pair = &pairs()[pick.index(pairs().len())];
-        let mut text = String::new();
-        for (i, ch, kind) in &picks {
-            match kind {
-                0 => text.push(*ch),
-                _ => text.push_str(&pair.frags[i.index(pair.frags.len())]),
-            }
-        }
+        let text = soup(pair, &picks);
         let req = request(knobs);
         let engine = if truncated { FinishReason::Length } else { FinishReason::Stop };
         let name = pair.factory.format().name().to_string();
-        let mut sorted = cuts.clone();
-        sorted.sort_unstable();
         let (f, o) = (&pair.factory, Options::default());
 
         let one = complete(Api::Responses, f, &req, &meta(), &o, &text, None, engine);
-        let events = dialect_stream(Api::Responses, f, &req, &text, &sorted, engine);
+        let events = dialect_stream(Api::Responses, f, &req, &text, &cuts, engine);
         let last = events.last().unwrap();
         prop_assert_eq!(&last["data"]["response"], &one, "responses {} {:?} knobs {:#x}", name, text, knobs);
         // Items are added in output order, and text goes to the newest item
@@ -270,7 +268,7 @@ proptest! {
         }
 
         let one = complete(Api::Anthropic, f, &req, &meta(), &o, &text, None, engine);
-        let events = dialect_stream(Api::Anthropic, f, &req, &text, &sorted, engine);
+        let events = dialect_stream(Api::Anthropic, f, &req, &text, &cuts, engine);
         prop_assert_eq!(common::fold_anthropic(&events), one, "anthropic {} {:?} knobs {:#x}", name, text, knobs);
     }
 }
