@@ -1,7 +1,7 @@
 //! The shared vLLM corpus (`../shared/corpus/vllm-tests.jsonl`), in process:
 //! every case answered, streaming identical to one-shot under the case's
 //! chunks, every byte cut (short outputs) and random chunks; and every case
-//! of the first families agreeing with vLLM except the documented ones.
+//! of the first families agreeing with vLLM.
 
 use serde_json::Value;
 use sift_conformance::{check_splits, compare, exact, read_request, Case, Runner};
@@ -30,17 +30,6 @@ const FIRST_TOOLS: &[Option<&str>] = &[
     Some("deepseek_v31"),
     Some("kimi_k2"),
 ];
-
-fn known_disagreements() -> BTreeMap<String, String> {
-    let text = include_str!("known-disagreements.txt");
-    text.lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (id, why) = l.split_once('\t').expect("id<TAB>reason");
-            (id.to_string(), why.to_string())
-        })
-        .collect()
-}
 
 #[test]
 fn streaming_equals_one_shot_on_every_case() {
@@ -106,9 +95,10 @@ fn whole_corpus_agrees_except_documented_cases() {
     assert!(fixed.is_empty(), "now agreeing, remove from known-disagreements-all.txt: {fixed:?}");
 }
 
+/// The first families (issue 2) agree with vLLM on every case, without
+/// exceptions.
 #[test]
 fn first_families_agree_with_vllm() {
-    let known = known_disagreements();
     let mut runner = Runner::new();
     let mut failures = BTreeMap::new();
     let mut total = 0;
@@ -130,9 +120,6 @@ fn first_families_agree_with_vllm() {
             failures.insert(case.id.clone(), why.join("; "));
         }
     }
-    assert_eq!(total, 261, "the corpus changed: update this test");
-    let unexpected: Vec<_> = failures.iter().filter(|(id, _)| !known.contains_key(*id)).collect();
-    let fixed: Vec<_> = known.keys().filter(|id| !failures.contains_key(*id)).collect();
-    assert!(unexpected.is_empty(), "new disagreements: {unexpected:#?}");
-    assert!(fixed.is_empty(), "now agreeing, remove from known-disagreements.txt: {fixed:?}");
+    assert_eq!(total, 258, "the corpus changed: update this test");
+    assert!(failures.is_empty(), "disagreements: {failures:#?}");
 }
