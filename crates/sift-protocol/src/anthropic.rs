@@ -10,9 +10,18 @@
 //! `message_stop`.
 //!
 //! Invariants: a new block opens whenever the kind (or the call) changes,
-//! so blocks follow the model's order; the one-shot message is this stream
-//! run over a single step; signatures are deterministic from the message id
-//! (they are opaque markers here, not cryptographic signatures).
+//! so blocks follow the model's order; at most one block is open at a time,
+//! as the Messages API streams them (a block stops before the next starts);
+//! the one-shot message is this stream run over a single step; signatures
+//! are deterministic from the message id (they are opaque markers here, not
+//! cryptographic signatures).
+//!
+//! Text after a call: the core keeps a call open until the next call or the
+//! end, because a format may still write its arguments after some text. A
+//! `tool_use` block whose input is already a whole JSON object can take no
+//! more (the core only ever appends to valid JSON), so it stops as the text
+//! starts; otherwise the text is held until the call ends and follows its
+//! block. Either way the blocks never overlap and keep the model's order.
 
 use crate::chat::ResponseMeta;
 use crate::check::CheckedRequest;
@@ -191,6 +200,11 @@ pub struct MessageStream {
     call: Option<(usize, usize)>,
     /// Every call: its index, block index and arguments so far.
     calls: Vec<(usize, usize, String)>,
+    /// Text that came while the open call's input was not yet whole, in
+    /// order (`true`: thinking); it follows the call's block.
+    held: Vec<(bool, String)>,
+    /// Whether the open call's input is whole, once asked (reset by new arguments).
+    whole: Option<bool>,
     started: bool,
 }
 
@@ -211,6 +225,8 @@ impl MessageStream {
             text: None,
             call: None,
             calls: Vec::new(),
+            held: Vec::new(),
+            whole: None,
             started: false,
         }
     }
@@ -239,6 +255,36 @@ impl MessageStream {
     }
 
     fn text(&mut self, thinking: bool, s: &str, ev: &mut Vec<MessageEvent>) {
+        if let Some((call, _)) = self.call {
+            if !self.input_is_whole(call) {
+                match self.held.last_mut() {
+                    Some((t, held)) if *t == thinking => held.push_str(s),
+                    _ => self.held.push((thinking, s.to_string())),
+                }
+                return;
+            }
+            self.close_call(ev);
+        }
+        self.write_text(thinking, s, ev);
+    }
+
+    /// Whether call `call`'s arguments so far are a whole JSON object. The
+    /// answer is kept until more arguments come, so text held behind a long
+    /// call does not reparse its arguments on every delta.
+    fn input_is_whole(&mut self, call: usize) -> bool {
+        if let Some(whole) = self.whole {
+            return whole;
+        }
+        let whole = self
+            .calls
+            .iter()
+            .find(|(i, _, _)| *i == call)
+            .is_some_and(|(_, _, args)| serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object()));
+        self.whole = Some(whole);
+        whole
+    }
+
+    fn write_text(&mut self, thinking: bool, s: &str, ev: &mut Vec<MessageEvent>) {
         let index = match self.text {
             Some((t, i)) if t == thinking => i,
             _ => {
@@ -273,8 +319,9 @@ impl MessageStream {
         let k = match self.calls.iter().position(|(i, _, _)| *i == c.index) {
             Some(k) => k,
             None => {
-                self.close_text(ev);
                 self.close_call(ev);
+                self.close_text(ev);
+                self.whole = None;
                 let block = ContentBlock::ToolUse {
                     id: c.id.clone().unwrap_or_default(),
                     name: c.name.clone().unwrap_or_default(),
@@ -289,6 +336,7 @@ impl MessageStream {
         if c.arguments.is_empty() {
             return;
         }
+        self.whole = None;
         let (_, index, args) = &mut self.calls[k];
         args.push_str(&c.arguments);
         let index = *index;
@@ -305,12 +353,8 @@ impl MessageStream {
     /// Closes the open block and ends the message.
     pub fn finish(&mut self, reason: FinishReason, counts: TokenCounts) -> Vec<MessageEvent> {
         let mut ev = self.start();
-        // The open blocks end in order.
-        if self.call.is_some_and(|(_, c)| self.text.is_some_and(|(_, t)| c < t)) {
-            self.close_call(&mut ev);
-        }
-        self.close_text(&mut ev);
         self.close_call(&mut ev);
+        self.close_text(&mut ev);
         self.message.stop_reason = stop_reason(reason);
         self.message.usage.output_tokens = counts.completion_tokens;
         ev.push(MessageEvent::MessageDelta {
@@ -349,12 +393,16 @@ impl MessageStream {
         ev.push(MessageEvent::ContentBlockStop { index });
     }
 
+    /// Stops the open call's block; the text held behind it follows.
     fn close_call(&mut self, ev: &mut Vec<MessageEvent>) {
         let Some((call, index)) = self.call.take() else { return };
         if let Some(k) = self.calls.iter().position(|(i, _, _)| *i == call) {
             self.set_input(k);
         }
         ev.push(MessageEvent::ContentBlockStop { index });
+        for (thinking, s) in std::mem::take(&mut self.held) {
+            self.write_text(thinking, &s, ev);
+        }
     }
 
     /// The `tool_use` input of call `k` from its arguments so far.

@@ -10,10 +10,12 @@
 //! `response.function_call_arguments.delta`, and closes with the matching
 //! `.done` events and `response.output_item.done` when the next item
 //! opens or the response ends. The stream starts with `response.created`
-//! and `response.in_progress` and ends with `response.completed`.
+//! and `response.in_progress` and ends with `response.completed`, or
+//! `response.incomplete` when the output limit cut it. The response object
+//! echoes the request's settings (`tools`, `tool_choice`, …) from the start.
 //!
 //! Invariants: `sequence_number` counts every event from 0; the response in
-//! `response.completed` is exactly the one-shot response (one-shot is this
+//! `response.completed` (or `response.incomplete`) is exactly the one-shot response (one-shot is this
 //! stream run over a single step); item ids are deterministic from the
 //! response id.
 
@@ -21,310 +23,10 @@ use crate::chat::ResponseMeta;
 use crate::check::CheckedRequest;
 use crate::ids::ItemIds;
 use crate::processor::{ChoiceProcessor, FinishReason, Options, Step, TokenCounts};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use sift_core::{ParserFactory, Piece, ToolCallDelta};
 
-/// A Responses API response object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResponseObject {
-    /// The response id.
-    pub id: String,
-    /// `response`.
-    pub object: String,
-    /// Unix seconds.
-    pub created_at: u64,
-    /// The model name.
-    pub model: String,
-    /// `in_progress`, `completed`, `incomplete`, `cancelled`.
-    pub status: String,
-    /// Why the response is incomplete (`max_output_tokens`).
-    pub incomplete_details: Option<IncompleteDetails>,
-    /// The output items.
-    pub output: Vec<OutputItem>,
-    /// Token counts, once completed.
-    pub usage: Option<ResponseUsage>,
-}
-
-/// `incomplete_details`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IncompleteDetails {
-    /// `max_output_tokens`.
-    pub reason: String,
-}
-
-/// Responses API usage.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResponseUsage {
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// `{"cached_tokens": 0}` (not tracked here).
-    pub input_tokens_details: CachedTokens,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Reasoning share of the output.
-    pub output_tokens_details: ReasoningTokens,
-    /// The sum.
-    pub total_tokens: u64,
-}
-
-/// `input_tokens_details`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CachedTokens {
-    /// Prompt tokens served from cache.
-    pub cached_tokens: u64,
-}
-
-/// `output_tokens_details`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReasoningTokens {
-    /// Output tokens spent reasoning (0 when not counted).
-    pub reasoning_tokens: u64,
-}
-
-/// One output item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum OutputItem {
-    /// The model's reasoning.
-    Reasoning {
-        /// `rs_…`.
-        id: String,
-        /// Always empty (no summaries are made).
-        summary: Vec<Value>,
-        /// The reasoning text, as `reasoning_text` parts.
-        content: Vec<ContentPart>,
-        /// `in_progress` or `completed`.
-        status: String,
-    },
-    /// The visible answer.
-    Message {
-        /// `msg_…`.
-        id: String,
-        /// `assistant`.
-        role: String,
-        /// The text, as `output_text` parts.
-        content: Vec<ContentPart>,
-        /// `in_progress` or `completed`.
-        status: String,
-    },
-    /// A tool call.
-    FunctionCall {
-        /// `fc_…`.
-        id: String,
-        /// The call id (the Chat Completions tool call id).
-        call_id: String,
-        /// The function name.
-        name: String,
-        /// The arguments JSON text.
-        arguments: String,
-        /// `in_progress` or `completed`.
-        status: String,
-    },
-}
-
-/// A content part of a reasoning or message item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentPart {
-    /// Reasoning text.
-    ReasoningText {
-        /// The text.
-        text: String,
-    },
-    /// Answer text.
-    OutputText {
-        /// The text.
-        text: String,
-        /// Always empty.
-        annotations: Vec<Value>,
-    },
-}
-
-/// A Responses API streaming event. Serialized with its `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
-pub enum ResponsesEvent {
-    /// The response exists (status `in_progress`, no output).
-    #[serde(rename = "response.created")]
-    Created {
-        /// Event counter.
-        sequence_number: u64,
-        /// The response so far.
-        response: Box<ResponseObject>,
-    },
-    /// Generation is under way.
-    #[serde(rename = "response.in_progress")]
-    InProgress {
-        /// Event counter.
-        sequence_number: u64,
-        /// The response so far.
-        response: Box<ResponseObject>,
-    },
-    /// An item opens.
-    #[serde(rename = "response.output_item.added")]
-    OutputItemAdded {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item's position in `output`.
-        output_index: usize,
-        /// The item, empty, `in_progress`.
-        item: OutputItem,
-    },
-    /// A text part opens.
-    #[serde(rename = "response.content_part.added")]
-    ContentPartAdded {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The part's position.
-        content_index: usize,
-        /// The part, empty.
-        part: ContentPart,
-    },
-    /// More reasoning text.
-    #[serde(rename = "response.reasoning_text.delta")]
-    ReasoningTextDelta {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The part's position.
-        content_index: usize,
-        /// The text.
-        delta: String,
-    },
-    /// The reasoning text is complete.
-    #[serde(rename = "response.reasoning_text.done")]
-    ReasoningTextDone {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The part's position.
-        content_index: usize,
-        /// The whole text.
-        text: String,
-    },
-    /// More answer text.
-    #[serde(rename = "response.output_text.delta")]
-    OutputTextDelta {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The part's position.
-        content_index: usize,
-        /// The text.
-        delta: String,
-        /// Always empty here.
-        logprobs: Vec<Value>,
-    },
-    /// The answer text is complete.
-    #[serde(rename = "response.output_text.done")]
-    OutputTextDone {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The part's position.
-        content_index: usize,
-        /// The whole text.
-        text: String,
-        /// Always empty here.
-        logprobs: Vec<Value>,
-    },
-    /// A text part is complete.
-    #[serde(rename = "response.content_part.done")]
-    ContentPartDone {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The part's position.
-        content_index: usize,
-        /// The whole part.
-        part: ContentPart,
-    },
-    /// More call arguments.
-    #[serde(rename = "response.function_call_arguments.delta")]
-    FunctionCallArgumentsDelta {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The next piece of the arguments JSON text.
-        delta: String,
-    },
-    /// The call's arguments are complete.
-    #[serde(rename = "response.function_call_arguments.done")]
-    FunctionCallArgumentsDone {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item id.
-        item_id: String,
-        /// The item's position.
-        output_index: usize,
-        /// The function name.
-        name: String,
-        /// The whole arguments JSON text.
-        arguments: String,
-    },
-    /// An item is complete.
-    #[serde(rename = "response.output_item.done")]
-    OutputItemDone {
-        /// Event counter.
-        sequence_number: u64,
-        /// The item's position.
-        output_index: usize,
-        /// The whole item, `completed`.
-        item: OutputItem,
-    },
-    /// The response is complete (its status says whether it was cut short).
-    #[serde(rename = "response.completed")]
-    Completed {
-        /// Event counter.
-        sequence_number: u64,
-        /// The whole response.
-        response: Box<ResponseObject>,
-    },
-}
-
-impl ResponsesEvent {
-    /// The event's `type` (the SSE `event:` name).
-    pub fn event_type(&self) -> &'static str {
-        match self {
-            ResponsesEvent::Created { .. } => "response.created",
-            ResponsesEvent::InProgress { .. } => "response.in_progress",
-            ResponsesEvent::OutputItemAdded { .. } => "response.output_item.added",
-            ResponsesEvent::ContentPartAdded { .. } => "response.content_part.added",
-            ResponsesEvent::ReasoningTextDelta { .. } => "response.reasoning_text.delta",
-            ResponsesEvent::ReasoningTextDone { .. } => "response.reasoning_text.done",
-            ResponsesEvent::OutputTextDelta { .. } => "response.output_text.delta",
-            ResponsesEvent::OutputTextDone { .. } => "response.output_text.done",
-            ResponsesEvent::ContentPartDone { .. } => "response.content_part.done",
-            ResponsesEvent::FunctionCallArgumentsDelta { .. } => "response.function_call_arguments.delta",
-            ResponsesEvent::FunctionCallArgumentsDone { .. } => "response.function_call_arguments.done",
-            ResponsesEvent::OutputItemDone { .. } => "response.output_item.done",
-            ResponsesEvent::Completed { .. } => "response.completed",
-        }
-    }
-}
+mod types;
+pub use types::*;
 
 /// Builds one Responses API stream (one choice).
 #[derive(Debug, Clone)]
@@ -343,19 +45,10 @@ pub struct ResponsesStream {
 }
 
 impl ResponsesStream {
-    /// A stream for a response.
-    pub fn new(meta: &ResponseMeta) -> ResponsesStream {
+    /// A stream for a response to `req` (whose settings the response echoes).
+    pub fn new(meta: &ResponseMeta, req: &CheckedRequest) -> ResponsesStream {
         ResponsesStream {
-            response: ResponseObject {
-                id: meta.id.clone(),
-                object: "response".into(),
-                created_at: meta.created,
-                model: meta.model.clone(),
-                status: "in_progress".into(),
-                incomplete_details: None,
-                output: Vec::new(),
-                usage: None,
-            },
+            response: ResponseObject::new(&meta.id, &meta.model, meta.created, req),
             prompt_tokens: meta.prompt_tokens,
             ids: ItemIds::new(&meta.id),
             seq: 0,
@@ -504,7 +197,14 @@ impl ResponsesStream {
             total_tokens: self.prompt_tokens + counts.completion_tokens,
         });
         let response = Box::new(self.response.clone());
-        ev.push(ResponsesEvent::Completed { sequence_number: self.seq(), response });
+        let sequence_number = self.seq();
+        // As the Responses API (and vLLM) do, a response cut by the output
+        // limit ends with `response.incomplete`, not `response.completed`.
+        ev.push(if reason == FinishReason::Length {
+            ResponsesEvent::Incomplete { sequence_number, response }
+        } else {
+            ResponsesEvent::Completed { sequence_number, response }
+        });
         ev
     }
 
@@ -641,7 +341,7 @@ pub fn complete(
 ) -> ResponseObject {
     let mut p = ChoiceProcessor::new(factory, req, opts);
     let step = p.finish_with(output, ids, None, engine);
-    let mut s = ResponsesStream::new(meta);
+    let mut s = ResponsesStream::new(meta, req);
     s.push(&step);
     s.finish(step.finish_reason.unwrap_or(engine), p.counts());
     s.response

@@ -82,7 +82,7 @@ impl Session {
     ) -> Session {
         let emitter = match api {
             Api::Chat => Emitter::Chat(ChatStream::new(meta.clone(), req, opts.reasoning_field)),
-            Api::Responses => Emitter::Responses(ResponsesStream::new(meta)),
+            Api::Responses => Emitter::Responses(ResponsesStream::new(meta, req)),
             Api::Anthropic => Emitter::Anthropic(MessageStream::new(meta)),
         };
         Session {
