@@ -101,8 +101,9 @@ struct ParseArgs {
     /// Extra format files (TOML) to register before parsing.
     #[arg(long = "format-file")]
     format_files: Vec<PathBuf>,
-    /// A JSON file `{"request": {...}, "output": "...", ...}`: answer the
-    /// Chat Completions request with that model output (see `request::File`).
+    /// A Chat Completions request body, answered with the model output in
+    /// the positional file; or a wrapper `{"request": {...}, "output": "...", ...}`
+    /// (see `request.rs`).
     #[arg(long)]
     request: Option<PathBuf>,
     /// The output dialect with `--request`: chat, responses or anthropic.

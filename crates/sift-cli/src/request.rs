@@ -1,8 +1,13 @@
-//! `sift parse --request FILE`: answer a Chat Completions request with a
-//! given model output, the way the server would — request checks, the
-//! protocol rules, and one of three output dialects.
+//! `sift parse --request FILE [OUTPUT]`: answer a Chat Completions request
+//! with a given model output, the way the server would — request checks,
+//! the protocol rules, and one of three output dialects.
 //!
-//! The file is one JSON object:
+//! FILE is either a plain Chat Completions request body (`{"model",
+//! "messages", "tools", "tool_choice", "stream", …}`), with the model output
+//! in the positional OUTPUT file (`-` for standard input) and the parsers
+//! from `--reasoning-parser` / `--tool-call-parser`; or a wrapper object
+//! (told apart by its `request` key) that also carries the output and the
+//! serving details:
 //!
 //! ```json
 //! {
@@ -18,6 +23,9 @@
 //! }
 //! ```
 //!
+//! The positional OUTPUT may stand in for the wrapper's output too, but not
+//! beside it: two outputs, or none, is a [`OutputError`].
+//!
 //! Without `--stream` (and without `"stream": true` in the request) the
 //! one-shot response is printed as JSON; otherwise the SSE stream, cut in
 //! 4-byte deltas (or the file's `deltas`, or token by token with
@@ -32,11 +40,50 @@ use sift_core::Registry;
 use sift_protocol::{
     complete, ChatCompletionRequest, FinishReason, IdStyle, Options, ReasoningField, ResponseMeta, Session,
 };
-use std::io::Write;
+use std::fmt;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-/// The request file.
-#[derive(Debug, Deserialize)]
+/// Why `--request` found no single model output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputError {
+    /// Neither the positional file nor the wrapper gave an output.
+    Missing {
+        /// The request file.
+        request: PathBuf,
+    },
+    /// The positional file and the wrapper's output field both gave one.
+    Twice {
+        /// The wrapper's field (`output`, `output_file` or `deltas`).
+        field: &'static str,
+    },
+    /// The wrapper gave more than one of `output`, `output_file`, `deltas`.
+    Ambiguous,
+}
+
+impl fmt::Display for OutputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OutputError::Missing { request } => write!(
+                f,
+                "no model output for {}: give it as the positional file (`-` for standard input), \
+                 or as `output`, `output_file` or `deltas` in a wrapper file",
+                request.display()
+            ),
+            OutputError::Twice { field } => {
+                write!(f, "two model outputs: the positional file and the request file's `{field}`")
+            }
+            OutputError::Ambiguous => {
+                write!(f, "the request file needs at most one of `output`, `output_file`, `deltas`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// The wrapper form of the request file.
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     request: Value,
@@ -66,25 +113,55 @@ struct File {
     reasoning_field: Option<String>,
 }
 
-fn output_of(file: &File, dir: &Path) -> Result<String> {
-    match (&file.output, &file.output_file, &file.deltas) {
-        (Some(o), None, None) => Ok(o.clone()),
-        (None, Some(p), None) => {
-            let p = dir.join(p);
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+/// Reads FILE: a wrapper (an object with a `request` key) as is, anything
+/// else as a plain request body wrapped with no output.
+fn read_file(path: &Path) -> Result<File> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    if v.get("request").is_some() {
+        return serde_json::from_value(v)
+            .with_context(|| format!("{} is not a request file", path.display()));
+    }
+    // A plain body goes to the request checks as it is, so that a body that
+    // is not an object gets the OpenAI error a server would send.
+    Ok(File { request: v, ..File::default() })
+}
+
+/// The model output: the positional file, or the wrapper's, never both.
+fn output_of(file: &File, path: &Path, input: Option<&Path>) -> Result<String> {
+    let fields = [
+        ("output", file.output.is_some()),
+        ("output_file", file.output_file.is_some()),
+        ("deltas", file.deltas.is_some()),
+    ];
+    let mut given = fields.iter().filter(|(_, set)| *set).map(|(name, _)| *name);
+    match (given.next(), given.next(), input) {
+        (Some(_), Some(_), _) => Err(OutputError::Ambiguous.into()),
+        (Some(field), None, Some(_)) => Err(OutputError::Twice { field }.into()),
+        (None, _, None) => Err(OutputError::Missing { request: path.to_path_buf() }.into()),
+        (None, _, Some(p)) if p.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s).context("reading standard input")?;
+            Ok(s)
         }
-        (None, None, Some(d)) => Ok(d.concat()),
-        _ => bail!("the request file needs exactly one of `output`, `output_file`, `deltas`"),
+        (None, _, Some(p)) => std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())),
+        (Some(_), None, None) => {
+            if let Some(o) = &file.output {
+                Ok(o.clone())
+            } else if let Some(p) = &file.output_file {
+                let p = path.parent().unwrap_or(Path::new(".")).join(p);
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+            } else {
+                Ok(file.deltas.as_deref().unwrap_or_default().concat())
+            }
+        }
     }
 }
 
 /// Runs `sift parse --request`.
 pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let file: File =
-        serde_json::from_str(&text).with_context(|| format!("{} is not a request file", path.display()))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let output = output_of(&file, dir)?;
+    let file = read_file(path)?;
+    let output = output_of(&file, path, a.input.as_deref())?;
     let reasoning = a.reasoning_parser.clone().or(file.reasoning_parser.clone());
     let tools = a.tool_call_parser.clone().or(file.tool_call_parser.clone());
     let engine = match file.finish_reason.as_deref() {
