@@ -57,8 +57,8 @@ impl fmt::Display for Api {
 #[derive(Debug)]
 enum Emitter {
     Chat(ChatStream),
-    Responses(ResponsesStream),
-    Anthropic(MessageStream),
+    Responses(Box<ResponsesStream>),
+    Anthropic(Box<MessageStream>),
 }
 
 /// One streamed choice: engine deltas in, SSE frames out.
@@ -82,8 +82,8 @@ impl Session {
     ) -> Session {
         let emitter = match api {
             Api::Chat => Emitter::Chat(ChatStream::new(meta.clone(), req, opts.reasoning_field)),
-            Api::Responses => Emitter::Responses(ResponsesStream::new(meta, req)),
-            Api::Anthropic => Emitter::Anthropic(MessageStream::new(meta)),
+            Api::Responses => Emitter::Responses(Box::new(ResponsesStream::new(meta, req))),
+            Api::Anthropic => Emitter::Anthropic(Box::new(MessageStream::new(meta))),
         };
         Session {
             processor: ChoiceProcessor::new(factory, req, opts),

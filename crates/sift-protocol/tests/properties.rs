@@ -12,7 +12,8 @@
 //! - every call has an id, and JSON arguments;
 //! - in the Responses and Anthropic dialects, the stream folds to exactly
 //!   the one-shot answer: the same items (blocks) in the same order, added
-//!   in output order, text always going to the newest item.
+//!   in output order, text always going to the newest item; Anthropic
+//!   blocks never overlap (one open at a time, as the Messages API streams).
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 256.
 

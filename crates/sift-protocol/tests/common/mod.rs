@@ -6,17 +6,22 @@ use serde_json::{json, Value};
 pub fn fold_anthropic(events: &[Value]) -> Value {
     let mut msg = Value::Null;
     let mut json_parts: Vec<String> = Vec::new();
+    // The Messages API streams one block at a time: a block stops before the next starts.
+    let mut open: Option<usize> = None;
     for e in events {
         let d = &e["data"];
         assert_eq!(e["event"], d["type"]);
         match d["type"].as_str().unwrap() {
             "message_start" => msg = d["message"].clone(),
             "content_block_start" => {
+                assert_eq!(open, None, "a block starts while another is open");
+                open = d["index"].as_u64().map(|i| i as usize);
                 msg["content"].as_array_mut().unwrap().push(d["content_block"].clone());
                 json_parts.push(String::new());
             }
             "content_block_delta" => {
                 let i = d["index"].as_u64().unwrap() as usize;
+                assert_eq!(open, Some(i), "a delta for a block that is not open");
                 let b = &mut msg["content"][i];
                 let delta = &d["delta"];
                 match delta["type"].as_str().unwrap() {
@@ -36,6 +41,7 @@ pub fn fold_anthropic(events: &[Value]) -> Value {
             }
             "content_block_stop" => {
                 let i = d["index"].as_u64().unwrap() as usize;
+                assert_eq!(open.take(), Some(i), "a stop for a block that is not open");
                 if msg["content"][i]["type"] == "tool_use" {
                     msg["content"][i]["input"] = serde_json::from_str(&json_parts[i]).unwrap();
                 }
