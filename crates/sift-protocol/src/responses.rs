@@ -235,7 +235,11 @@ impl ResponsesStream {
             (item, part)
         } else {
             let id = self.ids.next("msg");
-            let part = ContentPart::OutputText { text: String::new(), annotations: Vec::new() };
+            let part = ContentPart::OutputText {
+                text: String::new(),
+                annotations: Vec::new(),
+                logprobs: Vec::new(),
+            };
             let item = OutputItem::Message {
                 id,
                 role: "assistant".into(),

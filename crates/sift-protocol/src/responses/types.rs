@@ -246,6 +246,9 @@ pub enum ContentPart {
         text: String,
         /// Always empty.
         annotations: Vec<Value>,
+        /// Always empty here (as the API sends it when none were asked for).
+        #[serde(default)]
+        logprobs: Vec<Value>,
     },
 }
 
