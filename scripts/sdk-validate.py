@@ -246,6 +246,7 @@ def responses_stream(r, text, oneshot):
     r.expect("stream", "(order)", types[:2] == ["response.created", "response.in_progress"], f"starts with {types[:2]}")
     r.expect("stream", "(order)", types[-1] in ("response.completed", "response.incomplete"), f"ends with {types[-1]!r}")
     open_items = {}
+    current = None
     for n, (i, v) in enumerate(evs):
         where = f"event {i} ({v.get('type')})"
         e = r.event(where, RESPONSE_EVENTS, RESPONSE_EVENT_TYPES, v)
@@ -261,14 +262,18 @@ def responses_stream(r, text, oneshot):
             if oneshot is not None:
                 r.expect(where, "response", v.get("response") == oneshot, "the final response is not the one-shot response")
         elif t == "response.output_item.added":
-            open_items[v["output_index"]] = v["item"]
+            r.expect(where, "output_index", current is None, f"item {current} is still open")
+            current = v["output_index"]
+            open_items[current] = v["item"]
             r.expect(where, "item.status", v["item"].get("status") == "in_progress", "an added item is in_progress")
         elif t == "response.output_item.done":
-            r.expect(where, "output_index", v["output_index"] in open_items, "done for an item never added")
+            r.expect(where, "output_index", v["output_index"] == current, f"done for item {v['output_index']}, open is {current}")
             r.expect(where, "item.id", open_items.get(v["output_index"], {}).get("id") == v["item"].get("id"), "the item id changed")
-        elif "item_id" in v:
-            item = open_items.get(v.get("output_index"))
-            r.expect(where, "item_id", item is not None and item.get("id") == v["item_id"], "item_id/output_index name no added item")
+            current = None
+        elif "output_index" in v:
+            # The API streams one item at a time: every event is the open item's.
+            r.expect(where, "output_index", v["output_index"] == current, f"an event for item {v['output_index']}, open is {current}")
+            r.expect(where, "item_id", open_items.get(v["output_index"], {}).get("id") == v.get("item_id"), "item_id names another item")
         if e is not None and state is not None:
             try:
                 state.handle_event(e)

@@ -15,14 +15,9 @@
 //! the one-shot message is this stream run over a single step; signatures
 //! are deterministic from the message id (they are opaque markers here, not
 //! cryptographic signatures).
-//!
-//! Text after a call: the core keeps a call open until the next call or the
-//! end, because a format may still write its arguments after some text. A
-//! `tool_use` block whose input is already a whole JSON object can take no
-//! more (the core only ever appends to valid JSON), so it stops as the text
-//! starts; otherwise the text is held until the call ends and follows its
-//! block. Either way the blocks never overlap and keep the model's order.
+//! Text after a call follows the rule of `after_call.rs`.
 
+use crate::after_call::AfterCall;
 use crate::chat::ResponseMeta;
 use crate::check::CheckedRequest;
 use crate::ids::{fnv1a, mix};
@@ -200,11 +195,8 @@ pub struct MessageStream {
     call: Option<(usize, usize)>,
     /// Every call: its index, block index and arguments so far.
     calls: Vec<(usize, usize, String)>,
-    /// Text that came while the open call's input was not yet whole, in
-    /// order (`true`: thinking); it follows the call's block.
-    held: Vec<(bool, String)>,
-    /// Whether the open call's input is whole, once asked (reset by new arguments).
-    whole: Option<bool>,
+    /// Text behind the open call.
+    after_call: AfterCall,
     started: bool,
 }
 
@@ -225,8 +217,7 @@ impl MessageStream {
             text: None,
             call: None,
             calls: Vec::new(),
-            held: Vec::new(),
-            whole: None,
+            after_call: AfterCall::default(),
             started: false,
         }
     }
@@ -256,32 +247,14 @@ impl MessageStream {
 
     fn text(&mut self, thinking: bool, s: &str, ev: &mut Vec<MessageEvent>) {
         if let Some((call, _)) = self.call {
-            if !self.input_is_whole(call) {
-                match self.held.last_mut() {
-                    Some((t, held)) if *t == thinking => held.push_str(s),
-                    _ => self.held.push((thinking, s.to_string())),
-                }
+            let args = self.calls.iter().find(|(i, _, _)| *i == call).map_or("", |(_, _, a)| a.as_str());
+            if !self.after_call.call_is_whole(args) {
+                self.after_call.hold(thinking, s);
                 return;
             }
             self.close_call(ev);
         }
         self.write_text(thinking, s, ev);
-    }
-
-    /// Whether call `call`'s arguments so far are a whole JSON object. The
-    /// answer is kept until more arguments come, so text held behind a long
-    /// call does not reparse its arguments on every delta.
-    fn input_is_whole(&mut self, call: usize) -> bool {
-        if let Some(whole) = self.whole {
-            return whole;
-        }
-        let whole = self
-            .calls
-            .iter()
-            .find(|(i, _, _)| *i == call)
-            .is_some_and(|(_, _, args)| serde_json::from_str::<Value>(args).is_ok_and(|v| v.is_object()));
-        self.whole = Some(whole);
-        whole
     }
 
     fn write_text(&mut self, thinking: bool, s: &str, ev: &mut Vec<MessageEvent>) {
@@ -321,7 +294,7 @@ impl MessageStream {
             None => {
                 self.close_call(ev);
                 self.close_text(ev);
-                self.whole = None;
+                self.after_call.args_grew();
                 let block = ContentBlock::ToolUse {
                     id: c.id.clone().unwrap_or_default(),
                     name: c.name.clone().unwrap_or_default(),
@@ -336,7 +309,7 @@ impl MessageStream {
         if c.arguments.is_empty() {
             return;
         }
-        self.whole = None;
+        self.after_call.args_grew();
         let (_, index, args) = &mut self.calls[k];
         args.push_str(&c.arguments);
         let index = *index;
@@ -400,7 +373,7 @@ impl MessageStream {
             self.set_input(k);
         }
         ev.push(MessageEvent::ContentBlockStop { index });
-        for (thinking, s) in std::mem::take(&mut self.held) {
+        for (thinking, s) in self.after_call.take() {
             self.write_text(thinking, &s, ev);
         }
     }

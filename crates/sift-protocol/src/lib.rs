@@ -28,6 +28,7 @@
 //! assert_eq!(frames.last().unwrap(), "data: [DONE]\n\n");
 //! ```
 
+mod after_call;
 pub mod anthropic;
 pub mod chat;
 pub mod check;

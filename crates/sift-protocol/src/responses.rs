@@ -9,7 +9,8 @@
 //! `response.reasoning_text.delta` / `response.output_text.delta` /
 //! `response.function_call_arguments.delta`, and closes with the matching
 //! `.done` events and `response.output_item.done` when the next item
-//! opens or the response ends. The stream starts with `response.created`
+//! opens or the response ends; one item is open at a time (text after a
+//! call follows the rule of `after_call.rs`). The stream starts with `response.created`
 //! and `response.in_progress` and ends with `response.completed`, or
 //! `response.incomplete` when the output limit cut it. The response object
 //! echoes the request's settings (`tools`, `tool_choice`, …) from the start.
@@ -19,6 +20,7 @@
 //! stream run over a single step); item ids are deterministic from the
 //! response id.
 
+use crate::after_call::AfterCall;
 use crate::chat::ResponseMeta;
 use crate::check::CheckedRequest;
 use crate::ids::ItemIds;
@@ -41,6 +43,8 @@ pub struct ResponsesStream {
     call: Option<(usize, usize)>,
     /// Every call's output index, for fragments that come after other items.
     calls: Vec<(usize, usize)>,
+    /// Text behind the open call.
+    after_call: AfterCall,
     started: bool,
 }
 
@@ -55,6 +59,7 @@ impl ResponsesStream {
             text: None,
             call: None,
             calls: Vec::new(),
+            after_call: AfterCall::default(),
             started: false,
         }
     }
@@ -90,6 +95,21 @@ impl ResponsesStream {
     }
 
     fn text(&mut self, reasoning: bool, s: &str, ev: &mut Vec<ResponsesEvent>) {
+        if let Some((_, idx)) = self.call {
+            let args = match &self.response.output[idx] {
+                OutputItem::FunctionCall { arguments, .. } => arguments.as_str(),
+                _ => "",
+            };
+            if !self.after_call.call_is_whole(args) {
+                self.after_call.hold(reasoning, s);
+                return;
+            }
+            self.close_call(ev);
+        }
+        self.write_text(reasoning, s, ev);
+    }
+
+    fn write_text(&mut self, reasoning: bool, s: &str, ev: &mut Vec<ResponsesEvent>) {
         let idx = match self.text {
             Some((r, idx)) if r == reasoning => idx,
             _ => {
@@ -129,14 +149,15 @@ impl ResponsesStream {
     }
 
     /// A call fragment. A new call closes the open items; text after a call
-    /// leaves it open, so its later arguments still go to its own item.
+    /// follows the rule of `after_call.rs`, so items never overlap.
     fn call(&mut self, c: &ToolCallDelta, ev: &mut Vec<ResponsesEvent>) {
         let known = self.calls.iter().find(|(i, _)| *i == c.index).map(|&(_, idx)| idx);
         let idx = match known {
             Some(idx) => idx,
             None => {
-                self.close_text(ev);
                 self.close_call(ev);
+                self.close_text(ev);
+                self.after_call.args_grew();
                 let item = OutputItem::FunctionCall {
                     id: self.ids.next("fc"),
                     call_id: c.id.clone().unwrap_or_default(),
@@ -159,6 +180,7 @@ impl ResponsesStream {
         if c.arguments.is_empty() {
             return;
         }
+        self.after_call.args_grew();
         if let OutputItem::FunctionCall { arguments, .. } = &mut self.response.output[idx] {
             arguments.push_str(&c.arguments);
         }
@@ -174,12 +196,9 @@ impl ResponsesStream {
     /// Closes the open item and completes the response.
     pub fn finish(&mut self, reason: FinishReason, counts: TokenCounts) -> Vec<ResponsesEvent> {
         let mut ev = self.start();
-        // The open items end in output order.
-        if self.call.is_some_and(|(_, c)| self.text.is_some_and(|(_, t)| c < t)) {
-            self.close_call(&mut ev);
-        }
-        self.close_text(&mut ev);
+        // At most one item is open; a call's held text follows it.
         self.close_call(&mut ev);
+        self.close_text(&mut ev);
         let r = &mut self.response;
         match reason {
             FinishReason::Length => {
@@ -274,9 +293,13 @@ impl ResponsesStream {
         }
     }
 
+    /// Closes the open call's item; the text held behind it follows.
     fn close_call(&mut self, ev: &mut Vec<ResponsesEvent>) {
         if let Some((_, idx)) = self.call.take() {
             self.close(idx, ev);
+            for (reasoning, s) in self.after_call.take() {
+                self.write_text(reasoning, &s, ev);
+            }
         }
     }
 

@@ -12,8 +12,8 @@
 //! - every call has an id, and JSON arguments;
 //! - in the Responses and Anthropic dialects, the stream folds to exactly
 //!   the one-shot answer: the same items (blocks) in the same order, added
-//!   in output order, text always going to the newest item; Anthropic
-//!   blocks never overlap (one open at a time, as the Messages API streams).
+//!   in output order; items (blocks) never overlap: one is open at a time,
+//!   as both APIs stream them.
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 256.
 
@@ -254,17 +254,21 @@ proptest! {
         let events = dialect_stream(Api::Responses, f, &req, &text, &cuts, engine);
         let last = events.last().unwrap();
         prop_assert_eq!(&last["data"]["response"], &one, "responses {} {:?} knobs {:#x}", name, text, knobs);
-        // Items are added in output order, and text goes to the newest item
-        // (a call's arguments may still follow text written after it).
-        let mut current = None;
+        // Items are added in output order, one open at a time, and every
+        // event between an item's added and done events is that item's.
+        let mut open = None;
+        let mut added = 0;
         for e in &events {
             let Some(i) = e["data"]["output_index"].as_u64() else { continue };
             let kind = e["event"].as_str().unwrap_or("");
             if kind == "response.output_item.added" {
-                prop_assert_eq!(i, current.map_or(0, |c| c + 1), "{} {:?}", name, text);
-                current = Some(i);
-            } else if kind.ends_with("_text.delta") {
-                prop_assert_eq!(Some(i), current, "{} {:?} {}", name, text, kind);
+                prop_assert_eq!((open, i), (None, added), "{} {:?}", name, text);
+                open = Some(i);
+                added += 1;
+            } else if kind == "response.output_item.done" {
+                prop_assert_eq!(open.take(), Some(i), "{} {:?}", name, text);
+            } else {
+                prop_assert_eq!(Some(i), open, "{} {:?} {}", name, text, kind);
             }
         }
 
