@@ -18,7 +18,8 @@ the one-shot answer when one is given.
 Usage:
   sdk-validate.py --api chat|responses|anthropic [--stream] FILE
   sdk-validate.py --manifest FILE.jsonl
-      each line {"name", "api", "stream": bool, "path", "oneshot": path?}
+      each line {"name", "api", "stream": bool, "path", "oneshot": path?,
+                 "include_usage": bool?}  (chat streams: a usage chunk is due)
 
 Every failure is printed as `NAME: WHERE: FIELD: MESSAGE`; the exit status
 is 1 when any document failed. Needs the venv of scripts/py-env.sh.
@@ -141,7 +142,7 @@ def chat_object(r, where, v):
     return c
 
 
-def chat_stream(r, text, oneshot):
+def chat_stream(r, text, oneshot, include_usage=None):
     evs = events(r, text, named=False)
     r.expect("stream", "[DONE]", bool(evs) and evs[-1][1] == "[DONE]", "the stream must end with data: [DONE]")
     chunks = [(i, v) for i, v in evs if v != "[DONE]"]
@@ -175,6 +176,9 @@ def chat_stream(r, text, oneshot):
             r.fail(where, "(fold)", f"ChatCompletionStreamState: {type(e).__name__}: {e}")
             state = None
     r.expect("stream", "finish_reason", 0 in finished, "no chunk carried a finish_reason")
+    if include_usage is not None:
+        has = bool(chunks) and chunks[-1][1].get("usage") is not None
+        r.expect("stream", "usage", has == include_usage, "stream_options.include_usage asks for a last usage chunk" if include_usage else "a usage chunk nobody asked for")
     if oneshot is None or r.failures or state is None:
         return
     # The snapshot, not get_final_completion(): that one refuses a `length` finish.
@@ -378,11 +382,14 @@ OBJECT = {"chat": chat_object, "responses": responses_object, "anthropic": anthr
 STREAM = {"chat": chat_stream, "responses": responses_stream, "anthropic": anthropic_stream}
 
 
-def check(name, api, stream, text, oneshot_text=None):
+def check(name, api, stream, text, oneshot_text=None, include_usage=None):
     r = Report(name)
     if stream:
         oneshot = json.loads(oneshot_text) if oneshot_text else None
-        STREAM[api](r, text, oneshot)
+        if api == "chat":
+            chat_stream(r, text, oneshot, include_usage)
+        else:
+            STREAM[api](r, text, oneshot)
     else:
         try:
             v = json.loads(text)
@@ -418,7 +425,7 @@ def main():
         if j.get("oneshot"):
             with open(j["oneshot"], encoding="utf-8") as f:
                 one = f.read()
-        failures += check(j["name"], j["api"], j.get("stream", False), text, one)
+        failures += check(j["name"], j["api"], j.get("stream", False), text, one, j.get("include_usage"))
     for line in failures:
         print(line)
     bad = len({line.split(": ", 1)[0] for line in failures})

@@ -26,6 +26,7 @@ fn python() -> String {
 /// One `sift parse --request` run to validate.
 struct Job {
     name: String,
+    include_usage: bool,
     api: &'static str,
     stream: bool,
     wrapper: PathBuf,
@@ -33,7 +34,15 @@ struct Job {
 }
 
 /// The wrapper files of every output × request variant.
-fn wrappers(table: &Value, dir: &Path) -> Vec<(String, PathBuf, bool)> {
+/// A request variant's wrapper file.
+struct Wrapper {
+    name: String,
+    path: PathBuf,
+    stream_only: bool,
+    include_usage: bool,
+}
+
+fn wrappers(table: &Value, dir: &Path) -> Vec<Wrapper> {
     let mut files = Vec::new();
     for o in table["outputs"].as_array().unwrap() {
         let tools = o["request"]["tools"].as_array().cloned().unwrap_or_default();
@@ -66,7 +75,8 @@ fn wrappers(table: &Value, dir: &Path) -> Vec<(String, PathBuf, bool)> {
             });
             let path = dir.join(format!("{name}.json"));
             std::fs::write(&path, serde_json::to_string_pretty(&wrapper).unwrap()).unwrap();
-            files.push((name, path, r["stream_only"] == true));
+            let include_usage = request["stream_options"]["include_usage"] == true;
+            files.push(Wrapper { name, path, stream_only: r["stream_only"] == true, include_usage });
         }
     }
     files
@@ -113,20 +123,20 @@ fn every_answer_validates_against_the_sdk_types() {
     std::fs::create_dir_all(&dir).unwrap();
 
     let mut jobs = Vec::new();
-    for (name, wrapper, stream_only) in wrappers(&table, &dir) {
+    for w in wrappers(&table, &dir) {
         for api in APIS {
             for stream in [false, true] {
-                if stream_only && !stream {
+                if w.stream_only && !stream {
                     continue;
                 }
                 let mode = if stream { "stream" } else { "one-shot" };
-                let out = dir.join(format!("{name}.{api}.{mode}"));
                 jobs.push(Job {
-                    name: format!("{name} {api} {mode}"),
+                    name: format!("{} {api} {mode}", w.name),
+                    include_usage: w.include_usage,
                     api,
                     stream,
-                    wrapper: wrapper.clone(),
-                    out,
+                    wrapper: w.path.clone(),
+                    out: dir.join(format!("{}.{api}.{mode}", w.name)),
                 });
             }
         }
@@ -142,7 +152,7 @@ fn every_answer_validates_against_the_sdk_types() {
             let before = i.checked_sub(1).map(|k| &jobs[k]).filter(|b| !b.stream && b.wrapper == j.wrapper);
             let oneshot = before.filter(|_| j.stream).map(|b| b.out.to_str().unwrap());
             let line =
-                json!({"name": j.name, "api": j.api, "stream": j.stream, "path": j.out, "oneshot": oneshot});
+                json!({"name": j.name, "api": j.api, "stream": j.stream, "path": j.out, "oneshot": oneshot, "include_usage": j.include_usage});
             line.to_string() + "\n"
         })
         .collect();
