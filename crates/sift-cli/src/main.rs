@@ -113,7 +113,8 @@ struct ParseArgs {
     /// are detected from; default: the tokenizer_config.json beside --tokenizer.
     #[arg(long)]
     chat_template: Option<PathBuf>,
-    /// The model output (a file, or `-` / nothing for standard input).
+    /// The model output (a file, or `-` / nothing for standard input; with
+    /// `--request`, a file or `-`).
     input: Option<PathBuf>,
 }
 
