@@ -9,6 +9,10 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ASSETS="${SIFT_ASSETS:-$REPO/.assets}"
 VENV="$ASSETS/py"
 PINS="openai==3.51.0 anthropic==2.10.0"
+mkdir -p "$ASSETS"
+# Test binaries may call this at the same moment: one builds, the others wait.
+exec 9>"$ASSETS/.py-env.lock"
+flock 9
 if [[ "$(cat "$VENV/.pins" 2>/dev/null)" != "$PINS" ]]; then
     rm -rf "$VENV"
     python3 -m venv "$VENV"

@@ -5,6 +5,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 bash scripts/fetch-assets.sh
+# The Python SDKs (openai, anthropic) that some tests drive, made once up front.
+bash scripts/py-env.sh >/dev/null
 cargo test --workspace --all-targets
 # The llguidance export is an opt-in feature (heavy to build); its tests run here.
 cargo test -p sift-grammar --features llguidance
