@@ -58,7 +58,7 @@ fn literal(text: &str) -> Option<Value> {
             return None;
         }
     }
-    if !p.done() {
+    if !p.end(&mut out) {
         return None;
     }
     serde_json::from_str(&out).ok()

@@ -23,6 +23,7 @@ mod envelope;
 mod hold;
 mod prime;
 mod pycalls;
+mod pystr;
 mod pyvalue;
 mod relaxed;
 mod unwrap;
