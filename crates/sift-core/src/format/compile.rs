@@ -201,13 +201,24 @@ pub fn compile_entry(
     let initial_name = rename(r.initial.as_deref().unwrap_or("content"));
     let initial = b.state(&r.name, &initial_name)?;
     let mut switches = vec![];
+    // A switch's `alone` state serves only without a tool grammar; both of
+    // its states are roots, so either reading compiles in every composition.
+    let mut roots = vec![b.state(&r.name, &declared)?];
     for s in &r.switches {
         let (key, v) = switch_key(s)?;
-        switches.push((key, v, b.state(&r.name, &rename(&s.state))?));
+        let st = b.state(&r.name, &rename(&s.state))?;
+        let picked = match (&s.alone, tools) {
+            (Some(a), None) => (b.state(&r.name, &rename(a))?, true),
+            (Some(a), Some(_)) => {
+                roots.push(b.state(&r.name, &rename(a))?);
+                (st, false)
+            }
+            (None, _) => (st, false),
+        };
+        switches.push((key, v, picked.0, picked.1));
     }
     // A tool format's switches pick the entry of sibling variants: their
     // states are roots too.
-    let mut roots = vec![b.state(&r.name, &declared)?];
     if let Some(t) = tools {
         for s in &t.switches {
             switch_key(s)?;

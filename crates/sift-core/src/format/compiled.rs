@@ -243,7 +243,10 @@ pub struct Format {
     pub(crate) terminals: Vec<Terminal>,
     pub(crate) states: Vec<State>,
     pub(crate) initial: StateId,
-    pub(crate) switches: Vec<(SwitchKey, serde_json::Value, StateId)>,
+    /// Request switches: key, value, start state, and whether the state
+    /// outranks the prompt tail (a switch's `alone` state: vLLM's reasoning
+    /// parser with thinking off answers verbatim whatever the prompt says).
+    pub(crate) switches: Vec<(SwitchKey, serde_json::Value, StateId, bool)>,
     pub(crate) prompt_turns: Vec<String>,
     pub(crate) prompt_enter: Vec<(String, StateId)>,
     pub(crate) prompt_prime: bool,
@@ -346,6 +349,10 @@ impl Format {
 
     /// The start state for a request's `chat_template_kwargs` and prompt tail.
     pub(crate) fn start_state(&self, input: SwitchInput<'_>, prompt: Option<&str>) -> StateId {
+        let switched = self.switches.iter().find(|(key, val, _, _)| key.matches(val, input));
+        if let Some((_, _, st, true)) = switched {
+            return *st;
+        }
         if let Some(p) = prompt {
             let tail = self
                 .prompt_turns
@@ -362,12 +369,7 @@ impl Format {
                 return st;
             }
         }
-        for (key, val, st) in &self.switches {
-            if key.matches(val, input) {
-                return *st;
-            }
-        }
-        self.initial
+        switched.map_or(self.initial, |s| s.2)
     }
 }
 

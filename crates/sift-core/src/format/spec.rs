@@ -161,6 +161,12 @@ pub struct SwitchSpec {
     pub equals: toml::Value,
     /// The start state it selects.
     pub state: String,
+    /// The start state it selects when no tool grammar is composed (the
+    /// reasoning parser used alone): vLLM's reasoning parsers answer the whole
+    /// output as content, markers included, when thinking is switched off,
+    /// while a composed tool grammar still reads its calls.
+    #[serde(default)]
+    pub alone: Option<String>,
 }
 
 /// Prompt-tail rules.
