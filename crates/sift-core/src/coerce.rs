@@ -1,6 +1,9 @@
-//! Schema typing of JSON arguments, value by value (the `[calls] schema_args`
-//! policy): vLLM's `coerce_to_schema_type` over `extract_types_from_schema`,
-//! as its K2 Horizon parser applies them to a JSON call's arguments.
+//! Schema typing of JSON arguments, value by value: vLLM's
+//! `coerce_to_schema_type` over `extract_types_from_schema`, as its K2
+//! Horizon parser applies them to a JSON call's arguments (the `[calls]
+//! schema_args` policy), as its parser engine's `_fix_arg_types` applies them
+//! to finished calls, nested values included (`fix_arg_types`), and to XML
+//! parameter values (`coerce_values`).
 //!
 //! Each top-level argument whose parameter has a schema object is read as
 //! text (a string as is, anything else as its JSON) and converted to the
@@ -47,6 +50,81 @@ pub fn type_json_args(tools: &Tools, func: &str, args: &str) -> Option<String> {
     }
     out.push('}');
     Some(out)
+}
+
+/// vLLM's parser-engine `_fix_arg_types` over a finished call's JSON
+/// arguments: values typed by the parameters' schemas, recursing into
+/// nested objects (`properties`) and arrays (`items`). A string is read by
+/// `coerce_to_schema_type`; any other value is read from its JSON text and
+/// replaced when that reading differs in type or value (`5` for a string is
+/// `"5"`, `2.0` for a number is `2`). `None` when nothing changes (the text
+/// stays as written) or `args` is not an object.
+pub fn fix_arg_types(tools: &Tools, func: &str, args: &str) -> Option<String> {
+    let props = tools.parameters(func)?.get("properties")?.as_object()?;
+    if props.is_empty() {
+        return None;
+    }
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(args) else {
+        return None;
+    };
+    if !fix_dict(&mut map, props) {
+        return None;
+    }
+    let mut out = String::with_capacity(args.len());
+    to_python_json(&Value::Object(map), &mut out);
+    Some(out)
+}
+
+fn fix_dict(map: &mut serde_json::Map<String, Value>, props: &serde_json::Map<String, Value>) -> bool {
+    let mut changed = false;
+    for (k, v) in map.iter_mut() {
+        if let Some(schema @ Value::Object(_)) = props.get(k) {
+            changed |= fix_value(v, schema);
+        }
+    }
+    changed
+}
+
+fn fix_value(v: &mut Value, schema: &Value) -> bool {
+    match v {
+        Value::String(s) => match coerce(s, &schema_types(schema)) {
+            Typed::Str => false,
+            t => {
+                *v = typed_value(s, t);
+                true
+            }
+        },
+        Value::Object(m) => match schema.get("properties").and_then(Value::as_object) {
+            Some(p) => fix_dict(m, p),
+            None => false,
+        },
+        Value::Array(items) => match schema.get("items") {
+            Some(is @ Value::Object(_)) => items.iter_mut().fold(false, |c, x| fix_value(x, is) | c),
+            _ => false,
+        },
+        other => {
+            let mut text = String::new();
+            to_python_json(other, &mut text);
+            let t = typed_value(&text, coerce(&text, &schema_types(schema)));
+            // Python compares `type(coerced) is not type(value) or coerced != value`;
+            // serde's equality tells integers from floats the same way.
+            if t != *other {
+                *other = t;
+                return true;
+            }
+            false
+        }
+    }
+}
+
+fn typed_value(raw: &str, t: Typed) -> Value {
+    match t {
+        Typed::Null => Value::Null,
+        Typed::Bool(b) => Value::Bool(b),
+        Typed::Num(n) => serde_json::from_str(&n).unwrap_or_else(|_| Value::String(raw.to_string())),
+        Typed::Json(v) => v,
+        Typed::Str => Value::String(raw.to_string()),
+    }
 }
 
 /// Whether a JSON object's text names one key twice (`None`: not an object).
@@ -193,7 +271,7 @@ pub(crate) fn coerce(raw: &str, types: &[String]) -> Typed {
 }
 
 /// A coerced value written as Python-style JSON.
-fn write_typed(raw: &str, typed: Typed, out: &mut String) {
+pub(crate) fn write_typed(raw: &str, typed: Typed, out: &mut String) {
     match typed {
         Typed::Null => out.push_str("null"),
         Typed::Bool(b) => out.push_str(if b { "true" } else { "false" }),
@@ -225,6 +303,27 @@ mod tests {
         assert_eq!(got(r#"{"o": "{\"a\":1}", "u": "null"}"#).unwrap(), r#"{"o": {"a": 1}, "u": null}"#);
         assert_eq!(got(r#"{"i": "x1", "b": "maybe"}"#).unwrap(), r#"{"i": "x1", "b": "maybe"}"#);
         assert_eq!(got("[1]"), None);
+    }
+
+    #[test]
+    fn fixes_json_arguments_like_the_engine() {
+        let t = Tools::from_json(
+            &serde_json::json!([{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {
+                "s": {"type": "string"}, "n": {"type": "number"}, "i": {"type": "integer"},
+                "o": {"type": "object", "properties": {"k": {"type": "integer"}}},
+                "a": {"type": "array", "items": {"type": "integer"}}, "r": {"$ref": "#/$defs/X"}
+            }}}}]),
+        );
+        let got = |a: &str| fix_arg_types(&t, "f", a);
+        assert_eq!(got(r#"{"s": 5, "n": 2.0, "i": 1.0}"#).unwrap(), r#"{"s": "5", "n": 2, "i": 1.0}"#);
+        assert_eq!(
+            got(r#"{"o": {"k": "5"}, "a": [1, "2"], "r": 7}"#).unwrap(),
+            r#"{"o": {"k": 5}, "a": [1, 2], "r": "7"}"#
+        );
+        assert_eq!(got(r#"{"s": "x", "i": 3}"#), None);
+        assert_eq!(got(r#"{"s": "x"}"#), None);
+        assert_eq!(fix_arg_types(&t, "g", r#"{"s": 5}"#), None);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! - [`Params`]: XML-like `<parameter=k>v</parameter>` pairs become a JSON
 //!   object. String values stream as they arrive, escaped, minus one wrapping
 //!   newline on each side; other types are held until the parameter closes and
-//!   converted by the tool's schema.
+//!   converted by the tool's schema (or, with `coerce_values`, by vLLM's
+//!   `coerce_to_schema_type`).
 
 use crate::json::{escape_into, JsonScanner, Scan};
 use crate::pylit::py_space;
@@ -117,6 +118,9 @@ struct Value {
     verbatim: bool,
     /// String: `null` is text, never JSON `null`.
     literal: bool,
+    /// Typed at close by vLLM's `coerce_to_schema_type` over these types
+    /// (the `coerce_values` policy), instead of `ty`.
+    coerce: Option<Vec<String>>,
 }
 
 /// XML-like parameters to a JSON object.
@@ -144,7 +148,17 @@ impl Params {
         escape_into(out, if self.verbatim_keys { key } else { key.trim() });
         out.push_str("\": ");
         self.count += 1;
-        self.value = Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false });
+        self.value =
+            Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false, coerce: None });
+    }
+
+    /// Opens parameter `key`, held whole and typed at close by `types`
+    /// (vLLM's `coerce_to_schema_type`).
+    pub fn open_coerced(&mut self, key: &str, types: Vec<String>, out: &mut String) {
+        self.open_as(key, ParamType::Json, false, out);
+        if let Some(v) = &mut self.value {
+            v.coerce = Some(types);
+        }
     }
 
     /// Appends value text.
@@ -231,7 +245,14 @@ impl Params {
             let mut text = v.buf.as_str();
             text = text.strip_prefix('\n').unwrap_or(text);
             text = text.strip_suffix('\n').unwrap_or(text);
-            convert_value(text, v.ty, out);
+            match &v.coerce {
+                // Verbatim values keep their wrapping newlines for typing too.
+                Some(types) => {
+                    let text = if self.verbatim_values { v.buf.as_str() } else { text };
+                    crate::coerce::write_typed(text, crate::coerce::coerce(text, types), out)
+                }
+                None => convert_value(text, v.ty, out),
+            }
             return;
         }
         if self.verbatim_values || self.trim_values {

@@ -875,6 +875,14 @@ impl Engine {
             if c.held.is_some() {
                 let tools = &self.set.tools;
                 unwrap::resolve(&args, &self.fmt.calls.unwrap_params, tools, &name, &mut f.arguments);
+            } else if let Some(typed) = self
+                .fmt
+                .calls
+                .fix_arg_types
+                .then(|| crate::coerce::fix_arg_types(&self.set.tools, &name, &args))
+                .flatten()
+            {
+                f.arguments.push_str(&typed);
             } else {
                 f.arguments.push_str(&args);
             }
@@ -925,6 +933,27 @@ impl Engine {
             }
         }
         use crate::format::compiled::ParamForce;
+        if self.fmt.calls.coerce_values && self.param_override.is_none() {
+            // vLLM's engine types a value only when the function declares
+            // properties and this parameter has a schema object; a schema
+            // that allows only a string keeps the text, and so does none.
+            let types = match tools.param_schema(&c.name, lookup) {
+                Some(s @ serde_json::Value::Object(_)) if tools.has_params(&c.name) => {
+                    crate::coerce::schema_types(s)
+                }
+                _ => vec!["string".to_string()],
+            };
+            self.with_args(out, |a, o| {
+                if let ArgsW::Params(p) = a {
+                    if types == ["string"] {
+                        p.open_as(&key, crate::schema::ParamType::String, true, o)
+                    } else {
+                        p.open_coerced(&key, types, o)
+                    }
+                }
+            });
+            return;
+        }
         let (ty, literal) = match self.param_override.take() {
             Some(ParamForce::Type(t)) => (t, false),
             Some(ParamForce::Declared) => match tools.declared_type(&c.name, lookup) {

@@ -387,6 +387,18 @@ pub struct CallPolicy {
     /// newline removed, `null` stays a string).
     #[serde(default)]
     pub verbatim_values: bool,
+    /// Parameter values are typed as vLLM's parser engine types them
+    /// (`_fix_arg_types`: `coerce_to_schema_type` over the parameter's
+    /// `extract_types_from_schema`): a parameter whose schema allows only a
+    /// string, or that has no schema, keeps its text (`null` included);
+    /// any other is read as the first of its types the text reads as.
+    #[serde(default)]
+    pub coerce_values: bool,
+    /// With `defer`: a finished call's JSON arguments are typed as vLLM's
+    /// parser engine types them (`_fix_arg_types`, nested objects and arrays
+    /// included); arguments that need no change stay as written.
+    #[serde(default)]
+    pub fix_arg_types: bool,
     /// String parameter values lose surrounding white space (Python's
     /// `str.strip`) and are otherwise kept as written (`null` stays a string).
     #[serde(default)]
