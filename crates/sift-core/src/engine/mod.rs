@@ -112,6 +112,8 @@ pub(crate) struct Engine {
     py: Option<pycalls::PyState>,
     /// The current message header (harmony).
     hdr: String,
+    /// Reasoning text was output (a `join` state separates what follows).
+    wrote_reasoning: bool,
     /// Whether anything was pushed yet.
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
@@ -146,6 +148,7 @@ impl Engine {
             env: None,
             py: None,
             hdr: String::new(),
+            wrote_reasoning: false,
             started: false,
             param_override: None,
             hold: None,
@@ -198,7 +201,10 @@ impl Engine {
                 match st.mode {
                     Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.push_content(text),
-                    Mode::Reasoning if self.set.include_reasoning => return out.push_reasoning(text),
+                    Mode::Reasoning if self.set.include_reasoning => {
+                        self.wrote_reasoning |= !self.priming && !text.is_empty();
+                        return out.push_reasoning(text);
+                    }
                     // No marker can start here: the whole delta is the
                     // kernel's (a streamed argument value, a name), as the
                     // lexer would hand it over, without searching it twice.
@@ -478,6 +484,7 @@ impl Engine {
             K::Content => out.push_content(s),
             K::Reasoning => {
                 if self.set.include_reasoning {
+                    self.wrote_reasoning |= !self.priming && !s.is_empty();
                     out.push_reasoning(s)
                 }
             }
@@ -670,7 +677,8 @@ impl Engine {
         let hdr = std::mem::take(&mut self.hdr);
         // Call routes are off unless a tool grammar is composed.
         let has_tools = fmt.has_tools;
-        let Some((_, to, call)) = h.routes.iter().find(|r| (has_tools || !r.2) && hdr.contains(r.0.as_str()))
+        let Some((_, to, call, _)) =
+            h.routes.iter().find(|r| (has_tools || !(r.2 || r.3)) && hdr.contains(r.0.as_str()))
         else {
             return crate::format::compiled::Trans { route: false, ..tr };
         };
@@ -689,6 +697,11 @@ impl Engine {
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {
         let fmt = Arc::clone(&self.fmt);
+        if let Some(j) = fmt.states[s as usize].join.as_deref() {
+            if self.wrote_reasoning && self.set.include_reasoning && !self.priming {
+                out.push_reasoning(j);
+            }
+        }
         match &fmt.states[s as usize].mode {
             Mode::ParamName => {
                 if let Some(c) = &mut self.call {

@@ -22,6 +22,8 @@ struct Builder {
     states: Vec<BuildState>,
     drops: Vec<TermId>,
     thens: HashMap<String, String>,
+    /// State → its `join` text.
+    joins: HashMap<String, String>,
 }
 
 fn table(t: &TransitionSpec) -> TransitionTable {
@@ -94,6 +96,9 @@ impl Builder {
             if let Some(t) = &st.then {
                 self.thens.insert(own.clone(), rename(t));
             }
+            if let Some(j) = &st.join {
+                self.joins.insert(own.clone(), j.clone());
+            }
             for (tname, tr) in &st.on {
                 let t = self.term(g, spec, tname)?;
                 let mut tt = table(tr);
@@ -126,7 +131,7 @@ fn content_spec() -> FormatSpec {
     let mut states = BTreeMap::new();
     states.insert(
         "content".to_string(),
-        StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new(), then: None },
+        StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new(), then: None, join: None },
     );
     FormatSpec {
         name: "identity".into(),
@@ -174,6 +179,7 @@ pub fn compile_entry(
         states: vec![],
         drops: vec![],
         thens: HashMap::new(),
+        joins: HashMap::new(),
     };
     b.add_terminals(0, r)?;
     if let Some(t) = tools {
@@ -308,7 +314,8 @@ pub fn compile_entry(
             Some(t) => Some(b.state(&spec.name, t)?),
             None => None,
         };
-        states.push(State { name: sname.clone(), mode, spellings, needle, then });
+        let join = b.joins.get(sname).cloned();
+        states.push(State { name: sname.clone(), mode, spellings, needle, then, join });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
@@ -465,7 +472,7 @@ fn compile_mode(
                 for r in &t.routes {
                     let name = if g == 1 { tool_state(&r.to) } else { r.to.clone() };
                     match b.state_index.get(&name) {
-                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call)),
+                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call, r.tools)),
                         // A call route into a state no composed grammar defines is off.
                         None if r.call => {}
                         None => {

@@ -42,8 +42,8 @@ pub(crate) struct EnvelopeCfg {
 /// A header state's routing.
 #[derive(Debug, Clone)]
 pub(crate) struct HeaderCfg {
-    /// (text the header contains, target, is a call).
-    pub routes: Vec<(String, StateId, bool)>,
+    /// (text the header contains, target, is a call, only with tools).
+    pub routes: Vec<(String, StateId, bool, bool)>,
     pub recipient: String,
     pub strip: Vec<String>,
 }
@@ -148,6 +148,8 @@ pub(crate) struct State {
     pub needle: Needle,
     /// The state to continue in after the first text read here.
     pub then: Option<StateId>,
+    /// Written to the reasoning on entry once reasoning was written.
+    pub join: Option<String>,
 }
 
 impl State {

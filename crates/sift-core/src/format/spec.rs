@@ -198,6 +198,11 @@ pub struct StateSpec {
     /// marker that only counts at the very start, such as a bare `thought\n`).
     #[serde(default)]
     pub then: Option<String>,
+    /// Reasoning states: text written to the reasoning when this state is
+    /// entered after reasoning was already written (Muse Glimmer joins its
+    /// `to=self` messages with a newline).
+    #[serde(default)]
+    pub join: Option<String>,
 }
 
 /// What plain text becomes.
@@ -286,6 +291,10 @@ pub struct RouteSpec {
     /// The message is a call to the recipient.
     #[serde(default)]
     pub call: bool,
+    /// The route counts only when a tool grammar is composed (like a `call`
+    /// route) but opens no call: the message's own markup names its calls.
+    #[serde(default)]
+    pub tools: bool,
 }
 
 /// A transition: a target state name, or a table.
