@@ -119,6 +119,25 @@ impl Builder {
         Ok(())
     }
 
+    /// Gives each reasoning state marked `calls` the tool grammar's
+    /// transitions out of `content`, where calls are read.
+    fn share_calls(&mut self, r: &FormatSpec) -> Result<(), FormatError> {
+        let Some(&e) = self.state_index.get("content") else { return Ok(()) };
+        let tool_terms: Vec<TermId> =
+            self.term_index.iter().filter(|((g, _), _)| *g == 1).map(|(_, &t)| t).collect();
+        let shared: Vec<_> =
+            self.states[e as usize].2.iter().filter(|(t, _)| tool_terms.contains(t)).cloned().collect();
+        for (name, _) in r.states.iter().filter(|(_, st)| st.calls) {
+            let slot = self.state(&r.name, name)? as usize;
+            for (t, tr) in &shared {
+                if !self.states[slot].2.iter().any(|(u, _)| u == t) {
+                    self.states[slot].2.push((*t, tr.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn state(&self, spec_name: &str, name: &str) -> Result<StateId, FormatError> {
         self.state_index.get(name).copied().ok_or_else(|| FormatError::UnknownState {
             format: spec_name.to_string(),
@@ -131,7 +150,13 @@ fn content_spec() -> FormatSpec {
     let mut states = BTreeMap::new();
     states.insert(
         "content".to_string(),
-        StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new(), then: None, join: None },
+        StateSpec {
+            text: ModeSpec::Simple("content".into()),
+            on: BTreeMap::new(),
+            then: None,
+            join: None,
+            calls: false,
+        },
     );
     FormatSpec {
         name: "identity".into(),
@@ -200,6 +225,9 @@ pub fn compile_entry(
         b.add_states(1, t, &|s: &str| tool_state(s))?;
     }
     b.add_states(0, r, &rename)?;
+    if tools.is_some() {
+        b.share_calls(r)?;
+    }
     if !b.state_index.contains_key("content") {
         b.state_slot("content", &ModeSpec::Simple("content".into()), 0);
     }
@@ -217,9 +245,9 @@ pub fn compile_entry(
             (Some(a), None) => (b.state(&r.name, &rename(a))?, true),
             (Some(a), Some(_)) => {
                 roots.push(b.state(&r.name, &rename(a))?);
-                (st, false)
+                (st, s.over_prompt)
             }
-            (None, _) => (st, false),
+            (None, _) => (st, s.over_prompt),
         };
         switches.push((key, v, picked.0, picked.1));
     }

@@ -167,6 +167,10 @@ pub struct SwitchSpec {
     /// while a composed tool grammar still reads its calls.
     #[serde(default)]
     pub alone: Option<String>,
+    /// The switch's state outranks the prompt tail (as an `alone` state
+    /// does): thinking off means no reasoning, whatever the prompt says.
+    #[serde(default)]
+    pub over_prompt: bool,
 }
 
 /// Prompt-tail rules.
@@ -203,6 +207,11 @@ pub struct StateSpec {
     /// `to=self` messages with a newline).
     #[serde(default)]
     pub join: Option<String>,
+    /// Reasoning states: also read the composed tool grammar's calls, as
+    /// `content` does (a thinking-off state that keeps reasoning markers as
+    /// text while calls are still parsed).
+    #[serde(default)]
+    pub calls: bool,
 }
 
 /// What plain text becomes.
