@@ -117,6 +117,15 @@ fn fix_value(v: &mut Value, schema: &Value) -> bool {
     }
 }
 
+/// A value's text read as JSON (else as a string) and typed against
+/// `schema` as `_fix_arg_types` types one value, written as Python-style JSON.
+pub(crate) fn write_fixed(text: &str, schema: &Value, out: &mut String) {
+    let mut v =
+        serde_json::from_str::<Value>(text.trim()).unwrap_or_else(|_| Value::String(text.to_string()));
+    fix_value(&mut v, schema);
+    to_python_json(&v, out);
+}
+
 fn typed_value(raw: &str, t: Typed) -> Value {
     match t {
         Typed::Null => Value::Null,

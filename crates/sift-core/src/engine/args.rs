@@ -118,9 +118,19 @@ struct Value {
     verbatim: bool,
     /// String: `null` is text, never JSON `null`.
     literal: bool,
-    /// Typed at close by vLLM's `coerce_to_schema_type` over these types
-    /// (the `coerce_values` policy), instead of `ty`.
-    coerce: Option<Vec<String>>,
+    /// Typed at close as vLLM's parser engine types it (the `coerce_values`
+    /// policy), instead of by `ty`.
+    coerce: Option<Coerce>,
+}
+
+/// How a held value is typed at close (`coerce_values`).
+#[derive(Debug)]
+pub(crate) enum Coerce {
+    /// The text by `coerce_to_schema_type` over these types.
+    Types(Vec<String>),
+    /// The text read as JSON (else as a string), then typed against this
+    /// schema as `_fix_arg_types` types a value (DSML's `string="false"`).
+    Fix(serde_json::Value),
 }
 
 /// XML-like parameters to a JSON object.
@@ -154,10 +164,10 @@ impl Params {
 
     /// Opens parameter `key`, held whole and typed at close by `types`
     /// (vLLM's `coerce_to_schema_type`).
-    pub fn open_coerced(&mut self, key: &str, types: Vec<String>, out: &mut String) {
+    pub fn open_coerced(&mut self, key: &str, how: Coerce, out: &mut String) {
         self.open_as(key, ParamType::Json, false, out);
         if let Some(v) = &mut self.value {
-            v.coerce = Some(types);
+            v.coerce = Some(how);
         }
     }
 
@@ -247,10 +257,11 @@ impl Params {
             text = text.strip_suffix('\n').unwrap_or(text);
             match &v.coerce {
                 // Verbatim values keep their wrapping newlines for typing too.
-                Some(types) => {
+                Some(Coerce::Types(types)) => {
                     let text = if self.verbatim_values { v.buf.as_str() } else { text };
                     crate::coerce::write_typed(text, crate::coerce::coerce(text, types), out)
                 }
+                Some(Coerce::Fix(schema)) => crate::coerce::write_fixed(text, schema, out),
                 None => convert_value(text, v.ty, out),
             }
             return;

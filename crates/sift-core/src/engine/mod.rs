@@ -946,22 +946,29 @@ impl Engine {
             }
         }
         use crate::format::compiled::ParamForce;
-        if self.fmt.calls.coerce_values && self.param_override.is_none() {
+        let json_forced =
+            matches!(self.param_override, Some(ParamForce::Type(crate::schema::ParamType::Json)));
+        if self.fmt.calls.coerce_values && (self.param_override.is_none() || json_forced) {
+            self.param_override = None;
             // vLLM's engine types a value only when the function declares
             // properties and this parameter has a schema object; a schema
-            // that allows only a string keeps the text, and so does none.
-            let types = match tools.param_schema(&c.name, lookup) {
-                Some(s @ serde_json::Value::Object(_)) if tools.has_params(&c.name) => {
-                    crate::coerce::schema_types(s)
-                }
-                _ => vec!["string".to_string()],
+            // that allows only a string keeps the text, and so does none. A
+            // value written as JSON is read as JSON first.
+            let schema = match tools.param_schema(&c.name, lookup) {
+                Some(s @ serde_json::Value::Object(_)) if tools.has_params(&c.name) => Some(s.clone()),
+                _ => None,
             };
+            let types =
+                schema.as_ref().map_or_else(|| vec!["string".to_string()], crate::coerce::schema_types);
             self.with_args(out, |a, o| {
                 if let ArgsW::Params(p) = a {
-                    if types == ["string"] {
-                        p.open_as(&key, crate::schema::ParamType::String, true, o)
-                    } else {
-                        p.open_coerced(&key, types, o)
+                    match schema {
+                        Some(s) if json_forced => p.open_coerced(&key, args::Coerce::Fix(s), o),
+                        None if json_forced => p.open_as(&key, crate::schema::ParamType::Json, false, o),
+                        _ if types == ["string"] => {
+                            p.open_as(&key, crate::schema::ParamType::String, true, o)
+                        }
+                        _ => p.open_coerced(&key, args::Coerce::Types(types), o),
                     }
                 }
             });
