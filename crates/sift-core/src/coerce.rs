@@ -85,7 +85,7 @@ fn fix_dict(map: &mut serde_json::Map<String, Value>, props: &serde_json::Map<St
     changed
 }
 
-fn fix_value(v: &mut Value, schema: &Value) -> bool {
+pub(crate) fn fix_value(v: &mut Value, schema: &Value) -> bool {
     match v {
         Value::String(s) => match coerce(s, &schema_types(schema)) {
             Typed::Str => false,
