@@ -838,6 +838,12 @@ impl Engine {
         let f = out.call_fragment(index);
         f.id = Some(id);
         f.name = Some(c.name.clone());
+        if self.fmt.calls.fix_arg_types && self.set.tools.has_params(&c.name) {
+            // Typed by the schema when the call ends (`_fix_arg_types`): the
+            // arguments are held until then instead of streamed.
+            c.held = Some(std::mem::take(&mut c.early_args));
+            return;
+        }
         f.arguments.push_str(&c.early_args);
         c.early_args.clear();
     }
@@ -915,6 +921,12 @@ impl Engine {
                 if !self.set.suppress_calls {
                     let wrappers = &self.fmt.calls.unwrap_params;
                     let args = &mut out.call_fragment(i).arguments;
+                    let fixed = self
+                        .fmt
+                        .calls
+                        .fix_arg_types
+                        .then(|| crate::coerce::fix_arg_types(&self.set.tools, &c.name, &held));
+                    let held = fixed.flatten().unwrap_or(held);
                     unwrap::resolve(&held, wrappers, &self.set.tools, &c.name, args);
                 }
             }

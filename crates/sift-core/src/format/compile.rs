@@ -404,12 +404,6 @@ pub fn compile_entry(
             )
         }),
     };
-    if f.calls.fix_arg_types && !f.calls.defer {
-        return Err(FormatError::BadMode {
-            state: "calls.fix_arg_types".into(),
-            mode: "fix_arg_types types finished calls: it needs `defer`".into(),
-        });
-    }
     if f.calls.schema_args && !f.states.iter().any(|s| s.spellings.iter().any(|x| x.2.hold.is_some())) {
         return Err(FormatError::BadMode {
             state: "calls.schema_args".into(),

@@ -412,9 +412,11 @@ pub struct CallPolicy {
     /// any other is read as the first of its types the text reads as.
     #[serde(default)]
     pub coerce_values: bool,
-    /// With `defer`: a finished call's JSON arguments are typed as vLLM's
-    /// parser engine types them (`_fix_arg_types`, nested objects and arrays
-    /// included); arguments that need no change stay as written.
+    /// A finished call's JSON arguments are typed as vLLM's parser engine
+    /// types them (`_fix_arg_types`, nested objects and arrays included);
+    /// arguments that need no change stay as written. A call to a function
+    /// with a schema has its arguments held until it ends (with `defer`, the
+    /// whole call is).
     #[serde(default)]
     pub fix_arg_types: bool,
     /// String parameter values lose surrounding white space (Python's
