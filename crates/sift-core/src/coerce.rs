@@ -136,6 +136,120 @@ fn typed_value(raw: &str, t: Typed) -> Value {
     }
 }
 
+/// vLLM's `schema_types._schema_types`: the JSON types a parameter schema
+/// admits (`type`, `const`, `enum`, local `$ref`, `anyOf`/`oneOf` as a union,
+/// `allOf` as an intersection; `number` admits `integer`), `None` when it
+/// admits any. `root` is the function's `parameters` (for `#/...` refs);
+/// `refs` memoizes refs and ends cycles.
+pub(crate) fn admitted_types(
+    schema: &Value,
+    root: &Value,
+    refs: &mut std::collections::HashMap<String, Option<Vec<String>>>,
+) -> Option<Vec<String>> {
+    let obj = schema.as_object()?;
+    let mut constraints: Vec<Option<Vec<String>>> = vec![];
+    match obj.get("type") {
+        Some(Value::String(t)) => constraints.push(Some(vec![t.clone()])),
+        Some(Value::Array(a)) => {
+            constraints.push(Some(a.iter().filter_map(Value::as_str).map(String::from).collect()))
+        }
+        _ => {}
+    }
+    if let Some(c) = obj.get("const") {
+        constraints.push(Some(vec![json_type(c).into()]));
+    }
+    if let Some(Value::Array(e)) = obj.get("enum") {
+        constraints.push(Some(e.iter().map(|v| json_type(v).to_string()).collect()));
+    }
+    if let Some(Value::String(r)) = obj.get("$ref") {
+        if !refs.contains_key(r) {
+            refs.insert(r.clone(), None);
+            let mut node = if r.starts_with("#/") { Some(root) } else { None };
+            for part in r.get(2..).unwrap_or("").split('/') {
+                let key = part.replace("~1", "/").replace("~0", "~");
+                node = node.and_then(|n| n.as_object()).and_then(|o| o.get(&key));
+            }
+            let t = node.and_then(|n| admitted_types(n, root, refs));
+            refs.insert(r.clone(), t);
+        }
+        constraints.push(refs[r].clone());
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = obj.get(key) {
+            if !branches.is_empty() {
+                let mut union: Vec<String> = vec![];
+                let mut open = false;
+                for b in branches {
+                    match admitted_types(b, root, refs) {
+                        Some(t) => union.extend(t),
+                        None => {
+                            open = true; // an unconstrained branch admits anything
+                            break;
+                        }
+                    }
+                }
+                if !open {
+                    constraints.push(Some(union));
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(all)) = obj.get("allOf") {
+        constraints.extend(all.iter().map(|s| admitted_types(s, root, refs)));
+    }
+    let known: Vec<Vec<String>> = constraints
+        .into_iter()
+        .flatten()
+        .map(|mut t| {
+            if t.iter().any(|x| x == "number") && !t.iter().any(|x| x == "integer") {
+                t.push("integer".into());
+            }
+            t
+        })
+        .collect();
+    let first = known.first()?;
+    let mut out: Vec<String> = vec![];
+    for t in first {
+        if known.iter().all(|k| k.contains(t)) && !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    Some(out)
+}
+
+/// The JSON Schema type name of a value, as Python's `_json_type` names it.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::String(_) => "string",
+    }
+}
+
+/// vLLM's `schema_types.convert_value(raw, allowed, decode)`: the text kept
+/// when the schema admits only a string; otherwise `decoded` (the text
+/// decoded by the caller), kept unless the schema admits a string and not
+/// the decoded value's type.
+pub(crate) fn convert_admitted(raw: &str, allowed: Option<&[String]>, decoded: Value) -> Value {
+    let Some(allowed) = allowed else { return decoded };
+    if !allowed.is_empty() && allowed.iter().all(|t| t == "string") {
+        return Value::String(raw.to_string());
+    }
+    if !allowed.iter().any(|t| t == "string") {
+        return decoded;
+    }
+    let t = json_type(&decoded);
+    if t != "string" && allowed.iter().any(|a| a == t) {
+        decoded
+    } else {
+        Value::String(raw.to_string())
+    }
+}
+
 /// Whether a JSON object's text names one key twice (`None`: not an object).
 pub(crate) fn has_duplicate_keys(args: &str) -> Option<bool> {
     use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};

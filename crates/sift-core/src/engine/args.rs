@@ -131,6 +131,9 @@ pub(crate) enum Coerce {
     /// The text read as JSON (else as a string), then typed against this
     /// schema as `_fix_arg_types` types a value (DSML's `string="false"`).
     Fix(serde_json::Value),
+    /// vLLM's `schema_types.convert_value` with the types the schema admits
+    /// (`None`: any), decoding Python literals too when the flag is set.
+    Admitted(Option<Vec<String>>, bool),
 }
 
 /// XML-like parameters to a JSON object.
@@ -262,6 +265,19 @@ impl Params {
                     crate::coerce::write_typed(text, crate::coerce::coerce(text, types), out)
                 }
                 Some(Coerce::Fix(schema)) => crate::coerce::write_fixed(text, schema, out),
+                Some(Coerce::Admitted(allowed, literal)) => {
+                    let text = if self.verbatim_values { v.buf.as_str() } else { text };
+                    // poolside's decoder strips the text first (and returns it
+                    // stripped when nothing decodes); the kept raw text is not.
+                    let decoded = if *literal {
+                        let t = crate::pylit::py_strip(text);
+                        super::checked::literal(t).unwrap_or_else(|| serde_json::Value::String(t.into()))
+                    } else {
+                        serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.into()))
+                    };
+                    let v = crate::coerce::convert_admitted(text, allowed.as_deref(), decoded);
+                    crate::json::to_python_json(&v, out);
+                }
                 None => convert_value(text, v.ty, out),
             }
             return;

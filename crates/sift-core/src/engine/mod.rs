@@ -958,6 +958,27 @@ impl Engine {
             }
         }
         use crate::format::compiled::ParamForce;
+        if let Some(ParamForce::Admitted(literal)) = self.param_override {
+            self.param_override = None;
+            // vLLM's `parameter_types`: a declared parameter's schema types, else
+            // the `additionalProperties` types; an unknown function admits any.
+            let allowed = tools.parameters(&c.name).and_then(|root| {
+                let mut refs = std::collections::HashMap::new();
+                let props = root.get("properties").and_then(serde_json::Value::as_object);
+                match props.and_then(|p| p.get(lookup)) {
+                    Some(s) => crate::coerce::admitted_types(s, root, &mut refs),
+                    None => root
+                        .get("additionalProperties")
+                        .and_then(|a| crate::coerce::admitted_types(a, root, &mut refs)),
+                }
+            });
+            self.with_args(out, |a, o| {
+                if let ArgsW::Params(p) = a {
+                    p.open_coerced(&key, args::Coerce::Admitted(allowed, literal), o)
+                }
+            });
+            return;
+        }
         let json_forced =
             matches!(self.param_override, Some(ParamForce::Type(crate::schema::ParamType::Json)));
         if self.fmt.calls.coerce_values && (self.param_override.is_none() || json_forced) {
@@ -988,6 +1009,7 @@ impl Engine {
         }
         let (ty, literal) = match self.param_override.take() {
             Some(ParamForce::Type(t)) => (t, false),
+            Some(ParamForce::Admitted(_)) => (crate::schema::ParamType::Json, false),
             Some(ParamForce::Declared) => match tools.declared_type(&c.name, lookup) {
                 Some(t) => (t, !tools.nullable(&c.name, lookup)),
                 None => (crate::schema::ParamType::Json, false),

@@ -312,6 +312,8 @@ pub fn compile_entry(
                     Some("string") => Some(ParamForce::Type(crate::schema::ParamType::String)),
                     Some("json") => Some(ParamForce::Type(crate::schema::ParamType::Json)),
                     Some("declared") => Some(ParamForce::Declared),
+                    Some("admitted") => Some(ParamForce::Admitted(false)),
+                    Some("admitted_literal") => Some(ParamForce::Admitted(true)),
                     Some(other) => {
                         return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() })
                     }

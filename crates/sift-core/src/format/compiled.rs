@@ -126,6 +126,11 @@ pub(crate) enum ParamForce {
     /// The schema's type when it declares the parameter (a declared string
     /// keeps `null` as text unless the schema admits null); JSON otherwise.
     Declared,
+    /// vLLM's `schema_types.convert_value` (Muse, poolside): the text decoded
+    /// (JSON, then with `true` a Python literal of the stripped text, else the
+    /// text) and kept decoded unless the schema admits a string and not the
+    /// decoded value's type.
+    Admitted(bool),
 }
 
 /// How the lexer finds candidate marker starts in one state.
