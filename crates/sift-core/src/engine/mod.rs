@@ -114,6 +114,10 @@ pub(crate) struct Engine {
     hdr: String,
     /// Reasoning text was output (a `join` state separates what follows).
     wrote_reasoning: bool,
+    /// A header was routed (the output is framed), and where the output's
+    /// own bytes start in `hdr` (after a primed prompt's).
+    framed: bool,
+    hdr_start: usize,
     /// Whether anything was pushed yet.
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
@@ -149,6 +153,8 @@ impl Engine {
             py: None,
             hdr: String::new(),
             wrote_reasoning: false,
+            framed: false,
+            hdr_start: 0,
             started: false,
             param_override: None,
             hold: None,
@@ -268,6 +274,12 @@ impl Engine {
         }
         // A group still held at the end never closed: it is content.
         self.hold_finish(out);
+        if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && !self.framed {
+            // Output with no framing at all is content, as vLLM reads it.
+            let from = self.hdr_start.min(self.hdr.len());
+            out.push_content(&self.hdr[from..]);
+            self.hdr.clear();
+        }
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
             Mode::ParamValue => self.close_param(out),
@@ -556,9 +568,22 @@ impl Engine {
             }
             K::Header => {
                 self.record(s);
-                // Headers are short; a runaway one is cut, never grown without bound.
+                // Headers are short. Before any header was routed, a runaway
+                // one is no header: what the output wrote is content (vLLM
+                // reads unframed output as content); later it is cut, never
+                // grown without bound.
                 if self.hdr.len() + s.len() <= MAX_HEADER {
                     self.hdr.push_str(s);
+                } else if !self.framed && !self.priming {
+                    let from = self.hdr_start.min(self.hdr.len());
+                    out.push_content(&self.hdr[from..]);
+                    out.push_content(s);
+                    self.hdr.clear();
+                    self.hdr_start = 0;
+                    self.framed = true;
+                    if let Some(c) = self.fmt.states.iter().position(|st| st.name == "content") {
+                        self.state = c as StateId;
+                    }
                 }
             }
             K::Pythonic => {
@@ -675,6 +700,8 @@ impl Engine {
         let fmt = Arc::clone(&self.fmt);
         let Mode::Header(h) = &fmt.states[self.state as usize].mode else { return tr };
         let hdr = std::mem::take(&mut self.hdr);
+        self.framed = true;
+        self.hdr_start = 0;
         // Call routes are off unless a tool grammar is composed.
         let has_tools = fmt.has_tools;
         let Some((_, to, call, _)) =
