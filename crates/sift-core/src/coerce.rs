@@ -117,11 +117,26 @@ pub(crate) fn fix_value(v: &mut Value, schema: &Value) -> bool {
     }
 }
 
+/// Whether `t` is a JSON integer literal (`-12`, `0`; no leading zeros).
+pub(crate) fn is_json_int(t: &str) -> bool {
+    let int = t.strip_prefix('-').unwrap_or(t);
+    !int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) && (int == "0" || !int.starts_with('0'))
+}
+
 /// A value's text read as JSON (else as a string) and typed against
 /// `schema` as `_fix_arg_types` types one value, written as Python-style JSON.
 pub(crate) fn write_fixed(text: &str, schema: &Value, out: &mut String) {
-    let mut v =
-        serde_json::from_str::<Value>(text.trim()).unwrap_or_else(|_| Value::String(text.to_string()));
+    let t = text.trim();
+    if is_json_int(t) {
+        // A JSON integer keeps its exact digits (Python's int is unbounded):
+        // typed from its text, which is what `_fix_arg_types` reads too.
+        match coerce(t, &schema_types(schema)) {
+            Typed::Json(_) => out.push_str(t),
+            typed => write_typed(t, typed, out),
+        }
+        return;
+    }
+    let mut v = serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(text.to_string()));
     fix_value(&mut v, schema);
     to_python_json(&v, out);
 }

@@ -275,8 +275,14 @@ impl Params {
                     } else {
                         serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.into()))
                     };
+                    // An integer keeps its exact digits (Python's int is unbounded).
+                    let t = crate::pylit::py_strip(text);
+                    let exact = crate::coerce::is_json_int(t).then_some(t);
                     let v = crate::coerce::convert_admitted(text, allowed.as_deref(), decoded);
-                    crate::json::to_python_json(&v, out);
+                    match (exact, &v) {
+                        (Some(d), serde_json::Value::Number(_)) => out.push_str(d),
+                        _ => crate::json::to_python_json(&v, out),
+                    }
                 }
                 None => convert_value(text, v.ty, out),
             }
