@@ -11,6 +11,7 @@
 //!   converted by the tool's schema (or, with `coerce_values`, by vLLM's
 //!   `coerce_to_schema_type`).
 
+use crate::format::compiled::ParamForce;
 use crate::json::{escape_into, JsonScanner, Scan};
 use crate::pylit::py_space;
 use crate::schema::{convert_value, ParamType};
@@ -136,6 +137,68 @@ pub(crate) enum Coerce {
     Admitted(Option<Vec<String>>, bool),
 }
 
+/// How a parameter opens under vLLM's parser-engine typing.
+#[derive(Debug)]
+pub(crate) enum EngineOpen {
+    /// Kept as text, `null` included (a string-only schema, or none).
+    Text,
+    /// Read as JSON, else as text (`param = "json"` with no schema).
+    Json,
+    /// Held whole and typed at close.
+    Held(Coerce),
+}
+
+/// The engine typing of parameter `key` of `func`, or `None` when the
+/// format's own typing applies: `param = "admitted…"` values follow vLLM's
+/// `schema_types.convert_value`; with `coerce_values`, others follow
+/// `_fix_arg_types` (typed only when the function declares properties and
+/// the parameter has a schema object; a value written as JSON is read as
+/// JSON first).
+pub(crate) fn engine_open(
+    tools: &crate::schema::Tools,
+    func: &str,
+    key: &str,
+    force: Option<ParamForce>,
+    coerce_values: bool,
+) -> Option<EngineOpen> {
+    if let Some(ParamForce::Admitted(literal)) = force {
+        // vLLM's `parameter_types`: a declared parameter's schema types, else
+        // the `additionalProperties` types; an unknown function admits any.
+        let allowed = tools.parameters(func).and_then(|root| {
+            let mut refs = std::collections::HashMap::new();
+            let props = root.get("properties").and_then(serde_json::Value::as_object);
+            match props.and_then(|p| p.get(key)) {
+                Some(s) => crate::coerce::admitted_types(s, root, &mut refs),
+                None => root
+                    .get("additionalProperties")
+                    .and_then(|a| crate::coerce::admitted_types(a, root, &mut refs)),
+            }
+        });
+        return Some(EngineOpen::Held(Coerce::Admitted(allowed, literal)));
+    }
+    let json_forced = matches!(force, Some(ParamForce::Type(ParamType::Json)));
+    if !coerce_values || !(force.is_none() || json_forced) {
+        return None;
+    }
+    let schema = match tools.param_schema(func, key) {
+        Some(s @ serde_json::Value::Object(_)) if tools.has_params(func) => Some(s.clone()),
+        _ => None,
+    };
+    Some(match schema {
+        Some(s) if json_forced => EngineOpen::Held(Coerce::Fix(s)),
+        None if json_forced => EngineOpen::Json,
+        None => EngineOpen::Text,
+        Some(s) => {
+            let types = crate::coerce::schema_types(&s);
+            if types == ["string"] {
+                EngineOpen::Text
+            } else {
+                EngineOpen::Held(Coerce::Types(types))
+            }
+        }
+    })
+}
+
 /// XML-like parameters to a JSON object.
 #[derive(Debug, Default)]
 pub(crate) struct Params {
@@ -165,12 +228,17 @@ impl Params {
             Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false, coerce: None });
     }
 
-    /// Opens parameter `key`, held whole and typed at close by `types`
-    /// (vLLM's `coerce_to_schema_type`).
-    pub fn open_coerced(&mut self, key: &str, how: Coerce, out: &mut String) {
-        self.open_as(key, ParamType::Json, false, out);
-        if let Some(v) = &mut self.value {
-            v.coerce = Some(how);
+    /// Opens parameter `key` as vLLM's parser engine types it.
+    pub fn open_engine(&mut self, key: &str, how: EngineOpen, out: &mut String) {
+        match how {
+            EngineOpen::Text => self.open_as(key, ParamType::String, true, out),
+            EngineOpen::Json => self.open_as(key, ParamType::Json, false, out),
+            EngineOpen::Held(c) => {
+                self.open_as(key, ParamType::Json, false, out);
+                if let Some(v) = &mut self.value {
+                    v.coerce = Some(c);
+                }
+            }
         }
     }
 

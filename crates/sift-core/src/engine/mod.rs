@@ -985,51 +985,13 @@ impl Engine {
             }
         }
         use crate::format::compiled::ParamForce;
-        if let Some(ParamForce::Admitted(literal)) = self.param_override {
+        let engine =
+            args::engine_open(&tools, &c.name, lookup, self.param_override, self.fmt.calls.coerce_values);
+        if let Some(how) = engine {
             self.param_override = None;
-            // vLLM's `parameter_types`: a declared parameter's schema types, else
-            // the `additionalProperties` types; an unknown function admits any.
-            let allowed = tools.parameters(&c.name).and_then(|root| {
-                let mut refs = std::collections::HashMap::new();
-                let props = root.get("properties").and_then(serde_json::Value::as_object);
-                match props.and_then(|p| p.get(lookup)) {
-                    Some(s) => crate::coerce::admitted_types(s, root, &mut refs),
-                    None => root
-                        .get("additionalProperties")
-                        .and_then(|a| crate::coerce::admitted_types(a, root, &mut refs)),
-                }
-            });
             self.with_args(out, |a, o| {
                 if let ArgsW::Params(p) = a {
-                    p.open_coerced(&key, args::Coerce::Admitted(allowed, literal), o)
-                }
-            });
-            return;
-        }
-        let json_forced =
-            matches!(self.param_override, Some(ParamForce::Type(crate::schema::ParamType::Json)));
-        if self.fmt.calls.coerce_values && (self.param_override.is_none() || json_forced) {
-            self.param_override = None;
-            // vLLM's engine types a value only when the function declares
-            // properties and this parameter has a schema object; a schema
-            // that allows only a string keeps the text, and so does none. A
-            // value written as JSON is read as JSON first.
-            let schema = match tools.param_schema(&c.name, lookup) {
-                Some(s @ serde_json::Value::Object(_)) if tools.has_params(&c.name) => Some(s.clone()),
-                _ => None,
-            };
-            let types =
-                schema.as_ref().map_or_else(|| vec!["string".to_string()], crate::coerce::schema_types);
-            self.with_args(out, |a, o| {
-                if let ArgsW::Params(p) = a {
-                    match schema {
-                        Some(s) if json_forced => p.open_coerced(&key, args::Coerce::Fix(s), o),
-                        None if json_forced => p.open_as(&key, crate::schema::ParamType::Json, false, o),
-                        _ if types == ["string"] => {
-                            p.open_as(&key, crate::schema::ParamType::String, true, o)
-                        }
-                        _ => p.open_coerced(&key, args::Coerce::Types(types), o),
-                    }
+                    p.open_engine(&key, how, o)
                 }
             });
             return;
