@@ -1,6 +1,9 @@
-//! Schema typing of JSON arguments, value by value (the `[calls] schema_args`
-//! policy): vLLM's `coerce_to_schema_type` over `extract_types_from_schema`,
-//! as its K2 Horizon parser applies them to a JSON call's arguments.
+//! Schema typing of JSON arguments, value by value: vLLM's
+//! `coerce_to_schema_type` over `extract_types_from_schema`, as its K2
+//! Horizon parser applies them to a JSON call's arguments (the `[calls]
+//! schema_args` policy), as its parser engine's `_fix_arg_types` applies them
+//! to finished calls, nested values included (`fix_arg_types`), and to XML
+//! parameter values (`coerce_values`).
 //!
 //! Each top-level argument whose parameter has a schema object is read as
 //! text (a string as is, anything else as its JSON) and converted to the
@@ -47,6 +50,219 @@ pub fn type_json_args(tools: &Tools, func: &str, args: &str) -> Option<String> {
     }
     out.push('}');
     Some(out)
+}
+
+/// vLLM's parser-engine `_fix_arg_types` over a finished call's JSON
+/// arguments: values typed by the parameters' schemas, recursing into
+/// nested objects (`properties`) and arrays (`items`). A string is read by
+/// `coerce_to_schema_type`; any other value is read from its JSON text and
+/// replaced when that reading differs in type or value (`5` for a string is
+/// `"5"`, `2.0` for a number is `2`). `None` when nothing changes (the text
+/// stays as written) or `args` is not an object.
+pub fn fix_arg_types(tools: &Tools, func: &str, args: &str) -> Option<String> {
+    let props = tools.parameters(func)?.get("properties")?.as_object()?;
+    if props.is_empty() {
+        return None;
+    }
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(args) else {
+        return None;
+    };
+    if !fix_dict(&mut map, props) {
+        return None;
+    }
+    let mut out = String::with_capacity(args.len());
+    to_python_json(&Value::Object(map), &mut out);
+    Some(out)
+}
+
+fn fix_dict(map: &mut serde_json::Map<String, Value>, props: &serde_json::Map<String, Value>) -> bool {
+    let mut changed = false;
+    for (k, v) in map.iter_mut() {
+        if let Some(schema @ Value::Object(_)) = props.get(k) {
+            changed |= fix_value(v, schema);
+        }
+    }
+    changed
+}
+
+pub(crate) fn fix_value(v: &mut Value, schema: &Value) -> bool {
+    match v {
+        Value::String(s) => match coerce(s, &schema_types(schema)) {
+            Typed::Str => false,
+            t => {
+                *v = typed_value(s, t);
+                true
+            }
+        },
+        Value::Object(m) => match schema.get("properties").and_then(Value::as_object) {
+            Some(p) => fix_dict(m, p),
+            None => false,
+        },
+        Value::Array(items) => match schema.get("items") {
+            Some(is @ Value::Object(_)) => items.iter_mut().fold(false, |c, x| fix_value(x, is) | c),
+            _ => false,
+        },
+        other => {
+            let mut text = String::new();
+            to_python_json(other, &mut text);
+            let t = typed_value(&text, coerce(&text, &schema_types(schema)));
+            // Python compares `type(coerced) is not type(value) or coerced != value`;
+            // serde's equality tells integers from floats the same way.
+            if t != *other {
+                *other = t;
+                return true;
+            }
+            false
+        }
+    }
+}
+
+/// Whether `t` is a JSON integer literal (`-12`, `0`; no leading zeros).
+pub(crate) fn is_json_int(t: &str) -> bool {
+    let int = t.strip_prefix('-').unwrap_or(t);
+    !int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) && (int == "0" || !int.starts_with('0'))
+}
+
+/// A value's text read as JSON (else as a string) and typed against
+/// `schema` as `_fix_arg_types` types one value, written as Python-style JSON.
+pub(crate) fn write_fixed(text: &str, schema: &Value, out: &mut String) {
+    let t = text.trim();
+    if is_json_int(t) {
+        // A JSON integer keeps its exact digits (Python's int is unbounded):
+        // typed from its text, which is what `_fix_arg_types` reads too.
+        match coerce(t, &schema_types(schema)) {
+            Typed::Json(_) => out.push_str(t),
+            typed => write_typed(t, typed, out),
+        }
+        return;
+    }
+    let mut v = serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(text.to_string()));
+    fix_value(&mut v, schema);
+    to_python_json(&v, out);
+}
+
+fn typed_value(raw: &str, t: Typed) -> Value {
+    match t {
+        Typed::Null => Value::Null,
+        Typed::Bool(b) => Value::Bool(b),
+        Typed::Num(n) => serde_json::from_str(&n).unwrap_or_else(|_| Value::String(raw.to_string())),
+        Typed::Json(v) => v,
+        Typed::Str => Value::String(raw.to_string()),
+    }
+}
+
+/// vLLM's `schema_types._schema_types`: the JSON types a parameter schema
+/// admits (`type`, `const`, `enum`, local `$ref`, `anyOf`/`oneOf` as a union,
+/// `allOf` as an intersection; `number` admits `integer`), `None` when it
+/// admits any. `root` is the function's `parameters` (for `#/...` refs);
+/// `refs` memoizes refs and ends cycles.
+pub(crate) fn admitted_types(
+    schema: &Value,
+    root: &Value,
+    refs: &mut std::collections::HashMap<String, Option<Vec<String>>>,
+) -> Option<Vec<String>> {
+    let obj = schema.as_object()?;
+    let mut constraints: Vec<Option<Vec<String>>> = vec![];
+    match obj.get("type") {
+        Some(Value::String(t)) => constraints.push(Some(vec![t.clone()])),
+        Some(Value::Array(a)) => {
+            constraints.push(Some(a.iter().filter_map(Value::as_str).map(String::from).collect()))
+        }
+        _ => {}
+    }
+    if let Some(c) = obj.get("const") {
+        constraints.push(Some(vec![json_type(c).into()]));
+    }
+    if let Some(Value::Array(e)) = obj.get("enum") {
+        constraints.push(Some(e.iter().map(|v| json_type(v).to_string()).collect()));
+    }
+    if let Some(Value::String(r)) = obj.get("$ref") {
+        if !refs.contains_key(r) {
+            refs.insert(r.clone(), None);
+            let mut node = if r.starts_with("#/") { Some(root) } else { None };
+            for part in r.get(2..).unwrap_or("").split('/') {
+                let key = part.replace("~1", "/").replace("~0", "~");
+                node = node.and_then(|n| n.as_object()).and_then(|o| o.get(&key));
+            }
+            let t = node.and_then(|n| admitted_types(n, root, refs));
+            refs.insert(r.clone(), t);
+        }
+        constraints.push(refs[r].clone());
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = obj.get(key) {
+            if !branches.is_empty() {
+                let mut union: Vec<String> = vec![];
+                let mut open = false;
+                for b in branches {
+                    match admitted_types(b, root, refs) {
+                        Some(t) => union.extend(t),
+                        None => {
+                            open = true; // an unconstrained branch admits anything
+                            break;
+                        }
+                    }
+                }
+                if !open {
+                    constraints.push(Some(union));
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(all)) = obj.get("allOf") {
+        constraints.extend(all.iter().map(|s| admitted_types(s, root, refs)));
+    }
+    let known: Vec<Vec<String>> = constraints
+        .into_iter()
+        .flatten()
+        .map(|mut t| {
+            if t.iter().any(|x| x == "number") && !t.iter().any(|x| x == "integer") {
+                t.push("integer".into());
+            }
+            t
+        })
+        .collect();
+    let first = known.first()?;
+    let mut out: Vec<String> = vec![];
+    for t in first {
+        if known.iter().all(|k| k.contains(t)) && !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    Some(out)
+}
+
+/// The JSON Schema type name of a value, as Python's `_json_type` names it.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+        Value::String(_) => "string",
+    }
+}
+
+/// vLLM's `schema_types.convert_value(raw, allowed, decode)`: the text kept
+/// when the schema admits only a string; otherwise `decoded` (the text
+/// decoded by the caller), kept unless the schema admits a string and not
+/// the decoded value's type.
+pub(crate) fn convert_admitted(raw: &str, allowed: Option<&[String]>, decoded: Value) -> Value {
+    let Some(allowed) = allowed else { return decoded };
+    if !allowed.is_empty() && allowed.iter().all(|t| t == "string") {
+        return Value::String(raw.to_string());
+    }
+    if !allowed.iter().any(|t| t == "string") {
+        return decoded;
+    }
+    let t = json_type(&decoded);
+    if t != "string" && allowed.iter().any(|a| a == t) {
+        decoded
+    } else {
+        Value::String(raw.to_string())
+    }
 }
 
 /// Whether a JSON object's text names one key twice (`None`: not an object).
@@ -193,7 +409,7 @@ pub(crate) fn coerce(raw: &str, types: &[String]) -> Typed {
 }
 
 /// A coerced value written as Python-style JSON.
-fn write_typed(raw: &str, typed: Typed, out: &mut String) {
+pub(crate) fn write_typed(raw: &str, typed: Typed, out: &mut String) {
     match typed {
         Typed::Null => out.push_str("null"),
         Typed::Bool(b) => out.push_str(if b { "true" } else { "false" }),
@@ -225,6 +441,27 @@ mod tests {
         assert_eq!(got(r#"{"o": "{\"a\":1}", "u": "null"}"#).unwrap(), r#"{"o": {"a": 1}, "u": null}"#);
         assert_eq!(got(r#"{"i": "x1", "b": "maybe"}"#).unwrap(), r#"{"i": "x1", "b": "maybe"}"#);
         assert_eq!(got("[1]"), None);
+    }
+
+    #[test]
+    fn fixes_json_arguments_like_the_engine() {
+        let t = Tools::from_json(
+            &serde_json::json!([{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {
+                "s": {"type": "string"}, "n": {"type": "number"}, "i": {"type": "integer"},
+                "o": {"type": "object", "properties": {"k": {"type": "integer"}}},
+                "a": {"type": "array", "items": {"type": "integer"}}, "r": {"$ref": "#/$defs/X"}
+            }}}}]),
+        );
+        let got = |a: &str| fix_arg_types(&t, "f", a);
+        assert_eq!(got(r#"{"s": 5, "n": 2.0, "i": 1.0}"#).unwrap(), r#"{"s": "5", "n": 2, "i": 1.0}"#);
+        assert_eq!(
+            got(r#"{"o": {"k": "5"}, "a": [1, "2"], "r": 7}"#).unwrap(),
+            r#"{"o": {"k": 5}, "a": [1, 2], "r": "7"}"#
+        );
+        assert_eq!(got(r#"{"s": "x", "i": 3}"#), None);
+        assert_eq!(got(r#"{"s": "x"}"#), None);
+        assert_eq!(fix_arg_types(&t, "g", r#"{"s": 5}"#), None);
     }
 
     #[test]

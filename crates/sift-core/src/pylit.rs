@@ -66,6 +66,66 @@ pub(crate) fn py_float(text: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
+/// A Python numeric literal as `json.dumps` writes its value: integers
+/// (decimal, `0x`/`0o`/`0b`, `_` separators) as exact decimal text, floats
+/// (`1.`, `.5`, `1e5`) as `repr(float)`. Zero-padded integers (`07`), which
+/// Python rejects, read as integers, as vLLM's LFM2 parser rewrites them.
+/// `None` for anything else (names, complex `1j`, an infinite float, which
+/// has no JSON spelling).
+pub(crate) fn py_number_literal(t: &str) -> Option<String> {
+    let b = t.as_bytes();
+    if b.len() > 2 && b[0] == b'0' && b[1].is_ascii_alphabetic() {
+        let radix = match b[1] {
+            b'x' | b'X' => 16,
+            b'o' | b'O' => 8,
+            b'b' | b'B' => 2,
+            _ => return None,
+        };
+        // `0x_ff` is valid: one underscore may follow the prefix.
+        let rest = t[2..].strip_prefix('_').unwrap_or(&t[2..]);
+        if rest.is_empty() || rest.ends_with('_') || rest.contains("__") {
+            return None;
+        }
+        let digits = rest.replace('_', "");
+        return u128::from_str_radix(&digits, radix).ok().map(|v| v.to_string());
+    }
+    if digit_part(t) {
+        return py_int(t);
+    }
+    let (mant, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    if let Some(e) = exp {
+        if !digit_part(e.strip_prefix(['+', '-']).unwrap_or(e)) {
+            return None;
+        }
+    }
+    let ok = match mant.split_once('.') {
+        Some((i, f)) => {
+            (i.is_empty() || digit_part(i))
+                && (f.is_empty() || digit_part(f))
+                && !(i.is_empty() && f.is_empty())
+        }
+        None => exp.is_some() && digit_part(mant),
+    };
+    if !ok {
+        return None;
+    }
+    let x: f64 = t.replace('_', "").parse().ok()?;
+    x.is_finite().then(|| float_repr(x))
+}
+
+/// Python's `digitpart`: digits with single underscores between them.
+fn digit_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_digit()
+        && b[b.len() - 1].is_ascii_digit()
+        && b.iter().all(|c| c.is_ascii_digit() || *c == b'_')
+        && !s.contains("__")
+}
+
 /// An integral float as Python's `int(x)` prints it.
 pub(crate) fn int_text(x: f64) -> String {
     if x == 0.0 {
@@ -150,6 +210,29 @@ mod tests {
         assert!(py_float("inf").is_some_and(f64::is_infinite));
         for bad in ["", "--1", "1__0.0", "abc"] {
             assert_eq!(py_float(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn numeric_literals_read_like_python() {
+        for (t, want) in [
+            ("1", "1"),
+            ("1_000", "1000"),
+            ("07", "7"),
+            ("0x1F", "31"),
+            ("0o17", "15"),
+            ("0b_101", "5"),
+            ("1.0", "1.0"),
+            ("1.", "1.0"),
+            (".5", "0.5"),
+            ("1e5", "100000.0"),
+            ("2.50", "2.5"),
+            ("1_0.5e-1_0", "1.05e-09"),
+        ] {
+            assert_eq!(py_number_literal(t).as_deref(), Some(want), "{t}");
+        }
+        for bad in ["", ".", "1j", "1e", "1__0", "_1", "0x", "inf", "nan", "1e400", "e5", "1.2.3"] {
+            assert_eq!(py_number_literal(bad), None, "{bad:?}");
         }
     }
 

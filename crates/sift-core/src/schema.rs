@@ -136,6 +136,15 @@ impl Tools {
         Some(type_of(node))
     }
 
+    /// The schema at a path inside `func`'s parameters (as [`Tools::type_at`]).
+    pub fn schema_at(&self, func: &str, path: &[&str]) -> Option<&Value> {
+        let mut node = self.schemas.get(func)?;
+        for seg in path {
+            node = if *seg == "[]" { node.get("items")? } else { node.get("properties")?.get(*seg)? };
+        }
+        Some(node)
+    }
+
     /// The schema of `param` of `func`, when declared.
     pub fn param_schema(&self, func: &str, param: &str) -> Option<&Value> {
         self.schemas.get(func)?.get("properties")?.get(param)

@@ -8,8 +8,10 @@
 //! - [`Params`]: XML-like `<parameter=k>v</parameter>` pairs become a JSON
 //!   object. String values stream as they arrive, escaped, minus one wrapping
 //!   newline on each side; other types are held until the parameter closes and
-//!   converted by the tool's schema.
+//!   converted by the tool's schema (or, with `coerce_values`, by vLLM's
+//!   `coerce_to_schema_type`).
 
+use crate::format::compiled::ParamForce;
 use crate::json::{escape_into, JsonScanner, Scan};
 use crate::pylit::py_space;
 use crate::schema::{convert_value, ParamType};
@@ -117,6 +119,84 @@ struct Value {
     verbatim: bool,
     /// String: `null` is text, never JSON `null`.
     literal: bool,
+    /// Typed at close as vLLM's parser engine types it (the `coerce_values`
+    /// policy), instead of by `ty`.
+    coerce: Option<Coerce>,
+}
+
+/// How a held value is typed at close (`coerce_values`).
+#[derive(Debug)]
+pub(crate) enum Coerce {
+    /// The text by `coerce_to_schema_type` over these types.
+    Types(Vec<String>),
+    /// The text read as JSON (else as a string), then typed against this
+    /// schema as `_fix_arg_types` types a value (DSML's `string="false"`).
+    Fix(serde_json::Value),
+    /// vLLM's `schema_types.convert_value` with the types the schema admits
+    /// (`None`: any), decoding Python literals too when the flag is set.
+    Admitted(Option<Vec<String>>, bool),
+}
+
+/// How a parameter opens under vLLM's parser-engine typing.
+#[derive(Debug)]
+pub(crate) enum EngineOpen {
+    /// Kept as text, `null` included (a string-only schema, or none).
+    Text,
+    /// Read as JSON, else as text (`param = "json"` with no schema).
+    Json,
+    /// Held whole and typed at close.
+    Held(Coerce),
+}
+
+/// The engine typing of parameter `key` of `func`, or `None` when the
+/// format's own typing applies: `param = "admitted…"` values follow vLLM's
+/// `schema_types.convert_value`; with `coerce_values`, others follow
+/// `_fix_arg_types` (typed only when the function declares properties and
+/// the parameter has a schema object; a value written as JSON is read as
+/// JSON first).
+pub(crate) fn engine_open(
+    tools: &crate::schema::Tools,
+    func: &str,
+    key: &str,
+    force: Option<ParamForce>,
+    coerce_values: bool,
+) -> Option<EngineOpen> {
+    if let Some(ParamForce::Admitted(literal)) = force {
+        // vLLM's `parameter_types`: a declared parameter's schema types, else
+        // the `additionalProperties` types; an unknown function admits any.
+        let allowed = tools.parameters(func).and_then(|root| {
+            let mut refs = std::collections::HashMap::new();
+            let props = root.get("properties").and_then(serde_json::Value::as_object);
+            match props.and_then(|p| p.get(key)) {
+                Some(s) => crate::coerce::admitted_types(s, root, &mut refs),
+                None => root
+                    .get("additionalProperties")
+                    .and_then(|a| crate::coerce::admitted_types(a, root, &mut refs)),
+            }
+        });
+        return Some(EngineOpen::Held(Coerce::Admitted(allowed, literal)));
+    }
+    let json_forced = matches!(force, Some(ParamForce::Type(ParamType::Json)));
+    if !coerce_values || !(force.is_none() || json_forced) {
+        return None;
+    }
+    let schema = match tools.param_schema(func, key) {
+        Some(s @ serde_json::Value::Object(_)) if tools.has_params(func) => Some(s.clone()),
+        _ => None,
+    };
+    Some(match schema {
+        Some(s) if json_forced => EngineOpen::Held(Coerce::Fix(s)),
+        None if json_forced => EngineOpen::Json,
+        None => EngineOpen::Text,
+        Some(s) => {
+            let types = crate::coerce::schema_types(&s);
+            if types == ["string"] {
+                EngineOpen::Text
+            } else {
+                EngineOpen::Held(Coerce::Types(types))
+            }
+        }
+    })
 }
 
 /// XML-like parameters to a JSON object.
@@ -144,7 +224,22 @@ impl Params {
         escape_into(out, if self.verbatim_keys { key } else { key.trim() });
         out.push_str("\": ");
         self.count += 1;
-        self.value = Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false });
+        self.value =
+            Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false, coerce: None });
+    }
+
+    /// Opens parameter `key` as vLLM's parser engine types it.
+    pub fn open_engine(&mut self, key: &str, how: EngineOpen, out: &mut String) {
+        match how {
+            EngineOpen::Text => self.open_as(key, ParamType::String, true, out),
+            EngineOpen::Json => self.open_as(key, ParamType::Json, false, out),
+            EngineOpen::Held(c) => {
+                self.open_as(key, ParamType::Json, false, out);
+                if let Some(v) = &mut self.value {
+                    v.coerce = Some(c);
+                }
+            }
+        }
     }
 
     /// Appends value text.
@@ -231,7 +326,34 @@ impl Params {
             let mut text = v.buf.as_str();
             text = text.strip_prefix('\n').unwrap_or(text);
             text = text.strip_suffix('\n').unwrap_or(text);
-            convert_value(text, v.ty, out);
+            match &v.coerce {
+                // Verbatim values keep their wrapping newlines for typing too.
+                Some(Coerce::Types(types)) => {
+                    let text = if self.verbatim_values { v.buf.as_str() } else { text };
+                    crate::coerce::write_typed(text, crate::coerce::coerce(text, types), out)
+                }
+                Some(Coerce::Fix(schema)) => crate::coerce::write_fixed(text, schema, out),
+                Some(Coerce::Admitted(allowed, literal)) => {
+                    let text = if self.verbatim_values { v.buf.as_str() } else { text };
+                    // poolside's decoder strips the text first (and returns it
+                    // stripped when nothing decodes); the kept raw text is not.
+                    let decoded = if *literal {
+                        let t = crate::pylit::py_strip(text);
+                        super::checked::literal(t).unwrap_or_else(|| serde_json::Value::String(t.into()))
+                    } else {
+                        serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.into()))
+                    };
+                    // An integer keeps its exact digits (Python's int is unbounded).
+                    let t = crate::pylit::py_strip(text);
+                    let exact = crate::coerce::is_json_int(t).then_some(t);
+                    let v = crate::coerce::convert_admitted(text, allowed.as_deref(), decoded);
+                    match (exact, &v) {
+                        (Some(d), serde_json::Value::Number(_)) => out.push_str(d),
+                        _ => crate::json::to_python_json(&v, out),
+                    }
+                }
+                None => convert_value(text, v.ty, out),
+            }
             return;
         }
         if self.verbatim_values || self.trim_values {

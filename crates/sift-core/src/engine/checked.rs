@@ -47,7 +47,7 @@ impl<'de> Deserialize<'de> for Entries {
 }
 
 /// Reads a wrapper's text as JSON, else as a Python literal.
-fn literal(text: &str) -> Option<Value> {
+pub(crate) fn literal(text: &str) -> Option<Value> {
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         return Some(v);
     }
@@ -58,7 +58,7 @@ fn literal(text: &str) -> Option<Value> {
             return None;
         }
     }
-    if !p.done() {
+    if !p.end(&mut out) {
         return None;
     }
     serde_json::from_str(&out).ok()

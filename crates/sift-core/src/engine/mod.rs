@@ -23,6 +23,7 @@ mod envelope;
 mod hold;
 mod prime;
 mod pycalls;
+mod pystr;
 mod pyvalue;
 mod relaxed;
 mod unwrap;
@@ -111,6 +112,12 @@ pub(crate) struct Engine {
     py: Option<pycalls::PyState>,
     /// The current message header (harmony).
     hdr: String,
+    /// Reasoning text was output (a `join` state separates what follows).
+    wrote_reasoning: bool,
+    /// A header was routed (the output is framed), and where the output's
+    /// own bytes start in `hdr` (after a primed prompt's).
+    framed: bool,
+    hdr_start: usize,
     /// Whether anything was pushed yet.
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
@@ -145,6 +152,9 @@ impl Engine {
             env: None,
             py: None,
             hdr: String::new(),
+            wrote_reasoning: false,
+            framed: false,
+            hdr_start: 0,
             started: false,
             param_override: None,
             hold: None,
@@ -197,7 +207,10 @@ impl Engine {
                 match st.mode {
                     Mode::Content if self.content_after_calls() => return,
                     Mode::Content => return out.push_content(text),
-                    Mode::Reasoning if self.set.include_reasoning => return out.push_reasoning(text),
+                    Mode::Reasoning if self.set.include_reasoning => {
+                        self.wrote_reasoning |= !self.priming && !text.is_empty();
+                        return out.push_reasoning(text);
+                    }
                     // No marker can start here: the whole delta is the
                     // kernel's (a streamed argument value, a name), as the
                     // lexer would hand it over, without searching it twice.
@@ -261,6 +274,12 @@ impl Engine {
         }
         // A group still held at the end never closed: it is content.
         self.hold_finish(out);
+        if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && !self.framed {
+            // Output with no framing at all is content, as vLLM reads it.
+            let from = self.hdr_start.min(self.hdr.len());
+            out.push_content(&self.hdr[from..]);
+            self.hdr.clear();
+        }
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
             Mode::ParamValue => self.close_param(out),
@@ -477,6 +496,7 @@ impl Engine {
             K::Content => out.push_content(s),
             K::Reasoning => {
                 if self.set.include_reasoning {
+                    self.wrote_reasoning |= !self.priming && !s.is_empty();
                     out.push_reasoning(s)
                 }
             }
@@ -548,9 +568,22 @@ impl Engine {
             }
             K::Header => {
                 self.record(s);
-                // Headers are short; a runaway one is cut, never grown without bound.
+                // Headers are short. Before any header was routed, a runaway
+                // one is no header: what the output wrote is content (vLLM
+                // reads unframed output as content); later it is cut, never
+                // grown without bound.
                 if self.hdr.len() + s.len() <= MAX_HEADER {
                     self.hdr.push_str(s);
+                } else if !self.framed && !self.priming {
+                    let from = self.hdr_start.min(self.hdr.len());
+                    out.push_content(&self.hdr[from..]);
+                    out.push_content(s);
+                    self.hdr.clear();
+                    self.hdr_start = 0;
+                    self.framed = true;
+                    if let Some(c) = self.fmt.states.iter().position(|st| st.name == "content") {
+                        self.state = c as StateId;
+                    }
                 }
             }
             K::Pythonic => {
@@ -667,9 +700,12 @@ impl Engine {
         let fmt = Arc::clone(&self.fmt);
         let Mode::Header(h) = &fmt.states[self.state as usize].mode else { return tr };
         let hdr = std::mem::take(&mut self.hdr);
+        self.framed = true;
+        self.hdr_start = 0;
         // Call routes are off unless a tool grammar is composed.
         let has_tools = fmt.has_tools;
-        let Some((_, to, call)) = h.routes.iter().find(|r| (has_tools || !r.2) && hdr.contains(r.0.as_str()))
+        let Some((_, to, call, _)) =
+            h.routes.iter().find(|r| (has_tools || !(r.2 || r.3)) && hdr.contains(r.0.as_str()))
         else {
             return crate::format::compiled::Trans { route: false, ..tr };
         };
@@ -688,6 +724,11 @@ impl Engine {
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {
         let fmt = Arc::clone(&self.fmt);
+        if let Some(j) = fmt.states[s as usize].join.as_deref() {
+            if self.wrote_reasoning && self.set.include_reasoning && !self.priming {
+                out.push_reasoning(j);
+            }
+        }
         match &fmt.states[s as usize].mode {
             Mode::ParamName => {
                 if let Some(c) = &mut self.call {
@@ -824,6 +865,12 @@ impl Engine {
         let f = out.call_fragment(index);
         f.id = Some(id);
         f.name = Some(c.name.clone());
+        if self.fmt.calls.fix_arg_types && self.set.tools.has_params(&c.name) {
+            // Typed by the schema when the call ends (`_fix_arg_types`): the
+            // arguments are held until then instead of streamed.
+            c.held = Some(std::mem::take(&mut c.early_args));
+            return;
+        }
         f.arguments.push_str(&c.early_args);
         c.early_args.clear();
     }
@@ -874,6 +921,14 @@ impl Engine {
             if c.held.is_some() {
                 let tools = &self.set.tools;
                 unwrap::resolve(&args, &self.fmt.calls.unwrap_params, tools, &name, &mut f.arguments);
+            } else if let Some(typed) = self
+                .fmt
+                .calls
+                .fix_arg_types
+                .then(|| crate::coerce::fix_arg_types(&self.set.tools, &name, &args))
+                .flatten()
+            {
+                f.arguments.push_str(&typed);
             } else {
                 f.arguments.push_str(&args);
             }
@@ -893,6 +948,12 @@ impl Engine {
                 if !self.set.suppress_calls {
                     let wrappers = &self.fmt.calls.unwrap_params;
                     let args = &mut out.call_fragment(i).arguments;
+                    let fixed = self
+                        .fmt
+                        .calls
+                        .fix_arg_types
+                        .then(|| crate::coerce::fix_arg_types(&self.set.tools, &c.name, &held));
+                    let held = fixed.flatten().unwrap_or(held);
                     unwrap::resolve(&held, wrappers, &self.set.tools, &c.name, args);
                 }
             }
@@ -924,8 +985,20 @@ impl Engine {
             }
         }
         use crate::format::compiled::ParamForce;
+        let engine =
+            args::engine_open(&tools, &c.name, lookup, self.param_override, self.fmt.calls.coerce_values);
+        if let Some(how) = engine {
+            self.param_override = None;
+            self.with_args(out, |a, o| {
+                if let ArgsW::Params(p) = a {
+                    p.open_engine(&key, how, o)
+                }
+            });
+            return;
+        }
         let (ty, literal) = match self.param_override.take() {
             Some(ParamForce::Type(t)) => (t, false),
+            Some(ParamForce::Admitted(_)) => (crate::schema::ParamType::Json, false),
             Some(ParamForce::Declared) => match tools.declared_type(&c.name, lookup) {
                 Some(t) => (t, !tools.nullable(&c.name, lookup)),
                 None => (crate::schema::ParamType::Json, false),

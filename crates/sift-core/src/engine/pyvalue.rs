@@ -1,16 +1,27 @@
-//! Python literals to JSON, a byte at a time: strings (`'…'`, `"…"`, with
-//! Python escapes), numbers, `True`/`False`/`None` (and the JSON spellings),
-//! lists, tuples and dicts. Output is appended only: a string streams as it
-//! is read, a bare token is held until it ends, and [`PyValue::finish`]
-//! completes a truncated value into valid JSON.
+//! Python literals to JSON, a char at a time, as vLLM's pythonic parsers read
+//! them (`ast.parse`, `get_parameter_value`, then `json.dumps`): strings
+//! ([`super::pystr`]), numbers ([`py_number_literal`]), `True`/`False`/`None`
+//! (and JSON's `true`/`false`/`null`), a sign before a number, lists,
+//! tuples (`(1, 2)` is `[1, 2]`, while `(1)` is just `1`), dicts (keys are
+//! strings, numbers or `True`/`False`/`None`, written as `json.dumps` writes
+//! them: `{1: 'a'}` is `{"1": "a"}`) and sets (`{'a', 'b'}` is `["a", "b"]`,
+//! in source order).
+//!
+//! Output is appended only. A `{` or `(` is undecided until the char after
+//! its first member says dict or set, tuple or parentheses: until then that
+//! member's text is buffered in the frame (bounded by the member) and
+//! written once decided. A bare token is held until it ends, and
+//! [`PyValue::finish`] completes a truncated value into valid JSON.
 
+use super::pystr::{is_prefix, PyStr, SStep};
 use crate::json::escape_into;
+use crate::pylit::py_number_literal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum St {
-    /// Expecting a value (or a closer right after an opener).
+    /// Expecting a value (or a closer right after an opener or a comma).
     Value,
-    /// Inside a string opened by `quote`; `esc` holds an unfinished escape.
+    /// Inside a string value.
     Str,
     /// Inside a bare token.
     Bare,
@@ -22,12 +33,50 @@ enum St {
     Done,
 }
 
-/// What a byte did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    List,
+    Tuple,
+    Dict,
+    Set,
+    /// `{` before its first member's follower: a dict or a set.
+    Brace,
+    /// `(` before its first member's follower: a tuple or parentheses.
+    Paren,
+}
+
+/// The first member of an undecided `{`: whether it may be a dict key.
+#[derive(Debug, Default)]
+enum First {
+    #[default]
+    Unset,
+    /// A plain string (buffered): a key or a set member.
+    Key,
+    /// A container or an f-string (buffered): only a set member.
+    NotKey,
+    /// A bare token's JSON text (not yet written) and whether it may be a
+    /// key (a signed number is an expression, which vLLM refuses as a key).
+    Bare(String, bool),
+}
+
+#[derive(Debug)]
+struct Frame {
+    kind: Kind,
+    /// Members begun.
+    n: usize,
+    /// In a dict: the next value is a key.
+    key_next: bool,
+    /// Text written inside an undecided frame.
+    buf: Option<String>,
+    first: First,
+}
+
+/// What a char did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Py {
     /// Consumed.
     Ok,
-    /// Not part of the value: the value ended before this byte.
+    /// Not part of the value: the value ended before this char.
     End,
     /// Invalid here.
     Bad,
@@ -36,35 +85,39 @@ pub(crate) enum Py {
 /// One Python literal being converted.
 #[derive(Debug, Default)]
 pub(crate) struct PyValue {
-    /// Open containers: `[`, `(` or `{`, with members emitted and, for dicts,
-    /// whether the next value is a key.
-    stack: Vec<(u8, usize, bool)>,
+    stack: Vec<Frame>,
     st: Option<St>,
-    quote: u8,
-    esc: String,
+    s: Option<PyStr>,
     bare: String,
 }
 
-fn bare_json(t: &str, out: &mut String) -> bool {
-    match t {
-        "True" | "true" => out.push_str("true"),
-        "False" | "false" => out.push_str("false"),
-        "None" | "null" => out.push_str("null"),
-        _ => {
-            let num = t.strip_prefix('+').unwrap_or(t);
-            match num.parse::<f64>() {
-                Ok(x) if x.is_finite() => {
-                    if serde_json::from_str::<serde_json::Number>(num).is_ok() {
-                        out.push_str(num);
-                    } else {
-                        out.push_str(&serde_json::Number::from_f64(x).map_or("0".into(), |n| n.to_string()));
-                    }
-                }
-                _ => return false,
-            }
-        }
+/// Where text goes: the innermost undecided frame's buffer, else `out`.
+fn sink<'a>(stack: &'a mut [Frame], out: &'a mut String) -> &'a mut String {
+    match stack.iter_mut().rev().find_map(|f| f.buf.as_mut()) {
+        Some(b) => b,
+        None => out,
     }
-    true
+}
+
+/// A bare token's JSON text and whether it may be a dict key.
+fn bare_json(t: &str) -> Option<(String, bool)> {
+    let lit = match t {
+        "True" | "true" => Some("true"),
+        "False" | "false" => Some("false"),
+        "None" | "null" => Some("null"),
+        _ => None,
+    };
+    if let Some(l) = lit {
+        return Some((l.to_string(), true));
+    }
+    let (neg, body) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let n = py_number_literal(body)?;
+    let json = if neg && n != "0" { format!("-{n}") } else { n };
+    Some((json, body.len() == t.len()))
 }
 
 impl PyValue {
@@ -77,95 +130,220 @@ impl PyValue {
         self.st == Some(St::Done)
     }
 
+    fn w(&mut self, out: &mut String, s: &str) {
+        sink(&mut self.stack, out).push_str(s);
+    }
+
+    fn top(&self) -> Option<Kind> {
+        self.stack.last().map(|f| f.kind)
+    }
+
+    fn in_key(&self) -> bool {
+        self.stack.last().is_some_and(|f| f.kind == Kind::Dict && f.key_next)
+    }
+
+    /// Inside the first member of an undecided `{`.
+    fn brace_first(&self) -> bool {
+        self.top() == Some(Kind::Brace)
+    }
+
+    fn set_first(&mut self, first: First) {
+        if let Some(f) = self.stack.last_mut().filter(|f| f.kind == Kind::Brace) {
+            f.first = first;
+        }
+    }
+
     fn value_end(&mut self) {
         self.st = Some(if self.stack.is_empty() { St::Done } else { St::After });
     }
 
-    /// Emits `, ` before a new member of the innermost container (a dict's
-    /// value follows its key without one).
-    fn member(&mut self, out: &mut String) {
-        if let Some((kind, n, key_next)) = self.stack.last_mut() {
-            if *kind == b'{' && !*key_next {
-                return;
-            }
-            if *n > 0 {
-                out.push_str(", ");
-            }
-            *n += 1;
+    /// After a scalar: a dict key waits for `:`.
+    fn scalar_end(&mut self) {
+        if self.in_key() {
+            self.st = Some(St::Colon);
+        } else {
+            self.value_end();
         }
     }
 
-    fn close(&mut self, c: u8, out: &mut String) -> Py {
-        let want = match c {
-            b']' => b'[',
-            b')' => b'(',
-            _ => b'{',
+    /// Counts a new member of the innermost container and writes `, `
+    /// before all but the first (a dict's value follows its key without one).
+    fn member(&mut self, out: &mut String) {
+        let Some(f) = self.stack.last_mut() else { return };
+        if f.kind == Kind::Dict && !f.key_next {
+            return;
+        }
+        let sep = f.n > 0;
+        f.n += 1;
+        if sep {
+            self.w(out, ", ");
+        }
+    }
+
+    fn open(&mut self, c: char, out: &mut String) -> Py {
+        if self.in_key() {
+            return Py::Bad; // vLLM reads only literal constants as keys
+        }
+        self.member(out);
+        self.set_first(First::NotKey);
+        let (kind, buf) = match c {
+            '[' => (Kind::List, None),
+            '(' => (Kind::Paren, Some(String::new())),
+            _ => (Kind::Brace, Some(String::new())),
         };
-        match self.stack.last() {
-            Some((o, _, _)) if *o == want => {}
-            _ => return Py::Bad,
+        if kind == Kind::List {
+            self.w(out, "[");
+        }
+        self.stack.push(Frame { kind, n: 0, key_next: false, buf, first: First::Unset });
+        self.st = Some(St::Value);
+        Py::Ok
+    }
+
+    /// Decides the innermost undecided frame and writes its opener and
+    /// buffered text. False when a dict's first key cannot be a key.
+    fn decide(&mut self, kind: Kind, out: &mut String) -> bool {
+        let Some(f) = self.stack.last_mut() else { return false };
+        let buf = f.buf.take().unwrap_or_default();
+        let first = std::mem::take(&mut f.first);
+        let text = match (kind, first) {
+            (Kind::Dict, First::Key | First::Unset) => format!("{{{buf}"),
+            (Kind::Dict, First::Bare(j, true)) => format!("{{\"{j}\"{buf}"),
+            (Kind::Dict, _) => return false,
+            (_, First::Bare(j, _)) => format!("[{j}{buf}"),
+            _ => format!("[{buf}"),
+        };
+        f.kind = kind;
+        self.w(out, &text);
+        true
+    }
+
+    fn close(&mut self, c: char, out: &mut String) -> Py {
+        let ok = matches!(
+            (c, self.top()),
+            (']', Some(Kind::List))
+                | (')', Some(Kind::Tuple | Kind::Paren))
+                | ('}', Some(Kind::Dict | Kind::Set | Kind::Brace))
+        );
+        if !ok || !self.close_top(out) {
+            return Py::Bad;
+        }
+        self.value_end();
+        Py::Ok
+    }
+
+    /// Pops the innermost frame, writing its closer (an undecided frame is
+    /// decided by how it closes).
+    fn close_top(&mut self, out: &mut String) -> bool {
+        let Some(f) = self.stack.last() else { return false };
+        match (f.kind, f.n) {
+            (Kind::Brace, 0) => {
+                self.decide(Kind::Dict, out);
+                self.w(out, "}");
+            }
+            (Kind::Brace, _) => {
+                self.decide(Kind::Set, out);
+                self.w(out, "]");
+            }
+            (Kind::Paren, n) => {
+                // `()` is an empty tuple; `(x)` is just `x`.
+                let buf = self.stack.pop().and_then(|f| f.buf).unwrap_or_default();
+                self.w(out, if n == 0 { "[]" } else { &buf });
+                return true;
+            }
+            (Kind::Dict, _) => self.w(out, "}"),
+            _ => self.w(out, "]"),
         }
         self.stack.pop();
-        out.push(if c == b'}' { '}' } else { ']' });
-        self.value_end();
+        true
+    }
+
+    fn end_string(&mut self, out: &mut String) -> Py {
+        let joined = self.s.take().is_some_and(|s| s.joined);
+        self.w(out, "\"");
+        if joined {
+            if self.in_key() {
+                return Py::Bad;
+            }
+            self.set_first(First::NotKey);
+        }
+        self.scalar_end();
+        Py::Ok
+    }
+
+    fn end_bare(&mut self, out: &mut String) -> Py {
+        let t = std::mem::take(&mut self.bare);
+        let Some((json, key_ok)) = bare_json(&t) else { return Py::Bad };
+        if self.brace_first() {
+            self.set_first(First::Bare(json, key_ok));
+        } else if self.in_key() {
+            if !key_ok {
+                return Py::Bad;
+            }
+            self.w(out, &format!("\"{json}\""));
+        } else {
+            self.w(out, &json);
+        }
+        self.scalar_end();
+        Py::Ok
+    }
+
+    fn open_string(&mut self, prefix: &str, quote: char, out: &mut String) -> Py {
+        let Some(s) = PyStr::open(prefix, quote) else { return Py::Bad };
+        if s.joined && self.in_key() {
+            return Py::Bad;
+        }
+        self.set_first(if s.joined { First::NotKey } else { First::Key });
+        self.s = Some(s);
+        self.w(out, "\"");
+        self.st = Some(St::Str);
         Py::Ok
     }
 
     /// Feeds one char.
     pub fn push(&mut self, c: char, out: &mut String) -> Py {
-        let b = if c.is_ascii() { c as u8 } else { 0x80 };
         match self.st() {
             St::Done => Py::End,
             St::Str => {
-                if !self.esc.is_empty() {
-                    self.esc.push(c);
-                    return self.escape(out);
+                let step = match &mut self.s {
+                    Some(s) => s.push(c, sink(&mut self.stack, out)),
+                    None => SStep::Bad,
+                };
+                match step {
+                    SStep::Ok => Py::Ok,
+                    SStep::Bad => Py::Bad,
+                    SStep::Closed => match self.end_string(out) {
+                        Py::Ok => self.push(c, out),
+                        r => r,
+                    },
                 }
-                match c {
-                    '\\' => self.esc.push(c),
-                    _ if b == self.quote => {
-                        out.push('"');
-                        self.after_string();
-                    }
-                    _ => {
-                        let mut tmp = [0u8; 4];
-                        escape_into(out, c.encode_utf8(&mut tmp));
-                    }
-                }
-                Py::Ok
             }
             St::Bare => {
                 if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_') {
                     self.bare.push(c);
                     return Py::Ok;
                 }
-                let t = std::mem::take(&mut self.bare);
-                if !bare_json(&t, out) {
-                    return Py::Bad;
+                if (c == '\'' || c == '"') && is_prefix(&self.bare) {
+                    let p = std::mem::take(&mut self.bare);
+                    return self.open_string(&p, c, out);
                 }
-                self.value_end();
-                self.push(c, out)
+                match self.end_bare(out) {
+                    Py::Ok => self.push(c, out),
+                    r => r,
+                }
             }
             St::Value => match c {
                 _ if c.is_whitespace() => Py::Ok,
-                '[' | '(' | '{' => {
-                    self.member(out);
-                    out.push(if c == '{' { '{' } else { '[' });
-                    self.stack.push((b, 0, c == '{'));
-                    Py::Ok
+                '[' | '(' | '{' => self.open(c, out),
+                ']' | ')' | '}'
+                    if !self.stack.last().is_some_and(|f| f.kind == Kind::Dict && !f.key_next) =>
+                {
+                    self.close(c, out)
                 }
-                ']' | ')' | '}' if self.stack.last().is_some_and(|(_, n, _)| *n == 0) => self.close(b, out),
                 '\'' | '"' => {
                     self.member(out);
-                    self.quote = b;
-                    out.push('"');
-                    self.st = Some(St::Str);
-                    Py::Ok
+                    self.open_string("", c, out)
                 }
                 _ if c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.') => {
-                    if matches!(self.stack.last(), Some((b'{', _, true))) {
-                        return Py::Bad; // JSON keys must be strings
-                    }
                     self.member(out);
                     self.bare.clear();
                     self.bare.push(c);
@@ -177,9 +355,9 @@ impl PyValue {
             St::Colon => match c {
                 _ if c.is_whitespace() => Py::Ok,
                 ':' => {
-                    out.push_str(": ");
+                    self.w(out, ": ");
                     if let Some(top) = self.stack.last_mut() {
-                        top.2 = false;
+                        top.key_next = false;
                     }
                     self.st = Some(St::Value);
                     Py::Ok
@@ -189,60 +367,46 @@ impl PyValue {
             St::After => match c {
                 _ if c.is_whitespace() => Py::Ok,
                 ',' => {
+                    match self.top() {
+                        Some(Kind::Brace) => {
+                            self.decide(Kind::Set, out);
+                        }
+                        Some(Kind::Paren) => {
+                            self.decide(Kind::Tuple, out);
+                        }
+                        _ => {}
+                    }
                     if let Some(top) = self.stack.last_mut() {
-                        if top.0 == b'{' {
-                            top.2 = true;
+                        if top.kind == Kind::Dict {
+                            top.key_next = true;
                         }
                     }
                     self.st = Some(St::Value);
                     Py::Ok
                 }
-                ']' | ')' | '}' => self.close(b, out),
+                ':' if self.brace_first() => {
+                    if !self.decide(Kind::Dict, out) {
+                        return Py::Bad;
+                    }
+                    self.st = Some(St::Colon);
+                    self.push(c, out)
+                }
+                ']' | ')' | '}' => self.close(c, out),
                 _ => Py::Bad,
             },
         }
     }
 
-    fn after_string(&mut self) {
-        match self.stack.last() {
-            Some((b'{', _, true)) => self.st = Some(St::Colon),
-            _ => self.value_end(),
-        }
-    }
-
-    fn escape(&mut self, out: &mut String) -> Py {
-        let e = self.esc.as_str();
-        let need = match e.as_bytes().get(1) {
-            Some(b'x') => 4,
-            Some(b'u') => 6,
-            Some(b'U') => 10,
-            _ => 2,
+    /// Ends the value at the end of input if it is complete there (a closed
+    /// string, a whole bare token): true when done.
+    pub fn end(&mut self, out: &mut String) -> bool {
+        let complete = match self.st() {
+            St::Done => return true,
+            St::Str => self.s.as_ref().is_some_and(PyStr::complete),
+            St::Bare => bare_json(&self.bare).is_some(),
+            _ => false,
         };
-        if e.len() < need {
-            return Py::Ok;
-        }
-        let decoded: Option<String> = match &e[1..2] {
-            "n" => Some("\n".into()),
-            "t" => Some("\t".into()),
-            "r" => Some("\r".into()),
-            "\\" => Some("\\".into()),
-            "'" => Some("'".into()),
-            "\"" => Some("\"".into()),
-            "0" => Some("\0".into()),
-            "x" | "u" | "U" => {
-                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32).map(String::from)
-            }
-            "\n" => Some(String::new()),
-            _ => Some(e.to_string()),
-        };
-        self.esc.clear();
-        match decoded {
-            Some(s) => {
-                escape_into(out, &s);
-                Py::Ok
-            }
-            None => Py::Bad,
-        }
+        complete && self.stack.is_empty() && self.finish(out)
     }
 
     /// Ends the value at the end of input: closes what is open. False when
@@ -250,26 +414,46 @@ impl PyValue {
     pub fn finish(&mut self, out: &mut String) -> bool {
         match self.st {
             None => return false,
-            Some(St::Str) => out.push('"'),
-            Some(St::Bare) => {
-                let t = std::mem::take(&mut self.bare);
-                if !bare_json(&t, out) {
-                    out.push('"');
-                    escape_into(out, &t);
-                    out.push('"');
+            Some(St::Str) => {
+                if let Some(s) = &mut self.s {
+                    s.finish(sink(&mut self.stack, out));
+                }
+                self.s = None;
+                self.w(out, "\"");
+                if self.in_key() {
+                    self.w(out, ": null");
                 }
             }
-            Some(St::Colon) => out.push_str(": null"),
-            Some(St::Value) if matches!(self.stack.last(), Some((b'{', n, false)) if *n > 0) => {
-                out.push_str("null")
+            Some(St::Bare) => {
+                let t = std::mem::take(&mut self.bare);
+                match bare_json(&t) {
+                    Some((j, k)) if self.brace_first() => self.set_first(First::Bare(j, k)),
+                    Some((j, true)) if self.in_key() => self.w(out, &format!("\"{j}\": null")),
+                    Some((j, _)) if !self.in_key() => self.w(out, &j),
+                    _ => {
+                        let mut q = String::from("\"");
+                        escape_into(&mut q, &t);
+                        q.push('"');
+                        if self.in_key() {
+                            q.push_str(": null");
+                        }
+                        self.w(out, &q);
+                    }
+                }
+            }
+            Some(St::Colon) => self.w(out, ": null"),
+            Some(St::Value) if self.stack.last().is_some_and(|f| f.kind == Kind::Dict && !f.key_next) => {
+                self.w(out, "null")
             }
             _ => {}
         }
-        if self.st == Some(St::Value) && matches!(self.stack.last(), Some((b'{', _, true))) {
-            // A dict waiting for a key after a held comma: nothing to add.
-        }
-        while let Some((c, _, _)) = self.stack.pop() {
-            out.push(if c == b'{' { '}' } else { ']' });
+        while let Some(f) = self.stack.last() {
+            if f.kind == Kind::Brace && matches!(f.first, First::Key | First::Unset) && f.n > 0 {
+                // A truncated `{'key`: a dict whose value never came.
+                self.decide(Kind::Dict, out);
+                self.w(out, ": null");
+            }
+            self.close_top(out);
         }
         self.st = Some(St::Done);
         true
@@ -306,8 +490,21 @@ mod tests {
         assert_eq!(conv("[]").0, "[]");
         assert_eq!(conv("{}").0, "{}");
         assert_eq!(conv("(1, 'a')").0, r#"[1, "a"]"#);
+        assert_eq!(conv("('a')").0, r#""a""#);
+        assert_eq!(conv("()").0, "[]");
+        assert_eq!(conv("{'a', 'b', 'a'}").0, r#"["a", "b", "a"]"#);
+        assert_eq!(conv("{1}").0, "[1]");
+        assert_eq!(conv("{1: 'a', -2.5: 0x10, None: {(1,), 2}}").1, Py::Bad);
+        assert_eq!(
+            conv("{1: 'a', 2.5: 0x10, None: {(1,), 2}}").0,
+            r#"{"1": "a", "2.5": 16, "null": [[1], 2]}"#
+        );
+        assert_eq!(conv("[1, 2,]").0, "[1, 2]");
         assert_eq!(conv("[1, 'ab").0, r#"[1, "ab"]"#);
+        assert_eq!(conv("{'ke").0, r#"{"ke": null}"#);
         assert_eq!(conv("37)").1, Py::End);
+        assert_eq!(conv("'a' )").1, Py::End);
+        assert_eq!(conv("{f'a': 1}").1, Py::Bad);
     }
 }
 

@@ -11,7 +11,9 @@
 //! Bare values are read per [`Bare`]: as JSON literals when they are one
 //! (`42`, `true`; otherwise a string), or typed by the tool's schema for
 //! top-level keys (no schema: a string), as vLLM's standalone parser and its
-//! unified engine respectively do.
+//! unified engine respectively do. In schema mode a delimited string whose
+//! schema allows more than a string is held and typed at its close, as the
+//! engine's `_fix_arg_types` does (`<|"|>{"k": 1}<|"|>` for an object).
 
 use crate::json::escape_into;
 use crate::schema::{convert_value, ParamType, Tools};
@@ -54,6 +56,10 @@ pub(crate) struct Relaxed {
     key_string: bool,
     /// Text after the body closed.
     junk: bool,
+    /// A string whose schema allows more than a string (schema mode): its
+    /// text, held and typed at close as vLLM's engine types it
+    /// (`_fix_arg_types`: `coerce_to_schema_type`).
+    coerce: Option<(Vec<String>, String)>,
 }
 
 impl Relaxed {
@@ -70,6 +76,7 @@ impl Relaxed {
             in_string: false,
             key_string: false,
             junk: false,
+            coerce: None,
         }
     }
 
@@ -107,9 +114,36 @@ impl Relaxed {
         self.stack.last().is_some_and(|(c, _)| *c == b'[')
     }
 
+    /// The schema types of the value about to be read, when the schema
+    /// allows more than a string (schema mode only).
+    fn coerced_types(&self) -> Option<Vec<String>> {
+        if self.mode != Bare::Schema {
+            return None;
+        }
+        let last = if self.in_array() { "[]" } else { self.key.as_str() };
+        let path: Vec<&str> = self.path.iter().map(String::as_str).chain(std::iter::once(last)).collect();
+        let schema = self.tools.schema_at(&self.func, &path).filter(|s| s.is_object())?;
+        let types = crate::coerce::schema_types(schema);
+        (types != ["string"]).then_some(types)
+    }
+
     fn bare_end(&mut self, out: &mut String) {
         let text = std::mem::take(&mut self.bare);
         let t = text.trim();
+        if self.mode == Bare::Schema {
+            // The engine reads a bare value as text, then types it by the
+            // schema (`_fix_arg_types`); with no schema it stays text.
+            match self.coerced_types() {
+                Some(types) => crate::coerce::write_typed(t, crate::coerce::coerce(t, &types), out),
+                None => {
+                    out.push('"');
+                    escape_into(out, t);
+                    out.push('"');
+                }
+            }
+            self.st = St::After;
+            return;
+        }
         let ty = match self.mode {
             Bare::Literal => ParamType::Json,
             Bare::Schema => {
@@ -218,7 +252,10 @@ impl Relaxed {
                 if self.in_array() {
                     self.member(out);
                 }
-                out.push('"');
+                self.coerce = self.coerced_types().map(|t| (t, String::new()));
+                if self.coerce.is_none() {
+                    out.push('"');
+                }
                 self.in_string = true;
             }
             St::Key => {
@@ -231,7 +268,9 @@ impl Relaxed {
 
     /// Text between string delimiters.
     pub fn str_text(&mut self, s: &str, out: &mut String) {
-        if self.in_string {
+        if let (true, Some((_, held))) = (self.in_string, &mut self.coerce) {
+            held.push_str(s);
+        } else if self.in_string {
             escape_into(out, s);
         } else if self.key_string {
             self.key.push_str(s);
@@ -241,7 +280,12 @@ impl Relaxed {
     /// A string delimiter closed.
     pub fn str_close(&mut self, out: &mut String) {
         if std::mem::take(&mut self.in_string) {
-            out.push('"');
+            match self.coerce.take() {
+                Some((types, text)) => {
+                    crate::coerce::write_typed(&text, crate::coerce::coerce(&text, &types), out)
+                }
+                None => out.push('"'),
+            }
             self.st = St::After;
         } else if std::mem::take(&mut self.key_string) {
             self.st = St::InKey;

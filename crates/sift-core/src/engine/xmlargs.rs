@@ -205,7 +205,15 @@ fn convert(e: &Elem, schema: Option<&Value>, mixed: &str) -> V {
                     return if arr { V::Arr(vec![]) } else { V::Obj(vec![]) };
                 }
             }
-            typed(text, coerce(text, &types))
+            match coerce(text, &types) {
+                // JSON text then meets the engine's `_fix_arg_types`, which
+                // types what nests inside by `properties` and `items`.
+                Typed::Json(mut v) => {
+                    crate::coerce::fix_value(&mut v, schema);
+                    typed(text, Typed::Json(v))
+                }
+                t => typed(text, t),
+            }
         }
         Elem::Kids(kids) => match cont {
             Some((true, s)) => V::Arr(kids.iter().map(|(_, k)| convert(k, s.get("items"), mixed)).collect()),

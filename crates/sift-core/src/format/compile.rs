@@ -22,6 +22,8 @@ struct Builder {
     states: Vec<BuildState>,
     drops: Vec<TermId>,
     thens: HashMap<String, String>,
+    /// State → its `join` text.
+    joins: HashMap<String, String>,
 }
 
 fn table(t: &TransitionSpec) -> TransitionTable {
@@ -94,6 +96,9 @@ impl Builder {
             if let Some(t) = &st.then {
                 self.thens.insert(own.clone(), rename(t));
             }
+            if let Some(j) = &st.join {
+                self.joins.insert(own.clone(), j.clone());
+            }
             for (tname, tr) in &st.on {
                 let t = self.term(g, spec, tname)?;
                 let mut tt = table(tr);
@@ -114,6 +119,25 @@ impl Builder {
         Ok(())
     }
 
+    /// Gives each reasoning state marked `calls` the tool grammar's
+    /// transitions out of `content`, where calls are read.
+    fn share_calls(&mut self, r: &FormatSpec) -> Result<(), FormatError> {
+        let Some(&e) = self.state_index.get("content") else { return Ok(()) };
+        let tool_terms: Vec<TermId> =
+            self.term_index.iter().filter(|((g, _), _)| *g == 1).map(|(_, &t)| t).collect();
+        let shared: Vec<_> =
+            self.states[e as usize].2.iter().filter(|(t, _)| tool_terms.contains(t)).cloned().collect();
+        for (name, _) in r.states.iter().filter(|(_, st)| st.calls) {
+            let slot = self.state(&r.name, name)? as usize;
+            for (t, tr) in &shared {
+                if !self.states[slot].2.iter().any(|(u, _)| u == t) {
+                    self.states[slot].2.push((*t, tr.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn state(&self, spec_name: &str, name: &str) -> Result<StateId, FormatError> {
         self.state_index.get(name).copied().ok_or_else(|| FormatError::UnknownState {
             format: spec_name.to_string(),
@@ -126,7 +150,13 @@ fn content_spec() -> FormatSpec {
     let mut states = BTreeMap::new();
     states.insert(
         "content".to_string(),
-        StateSpec { text: ModeSpec::Simple("content".into()), on: BTreeMap::new(), then: None },
+        StateSpec {
+            text: ModeSpec::Simple("content".into()),
+            on: BTreeMap::new(),
+            then: None,
+            join: None,
+            calls: false,
+        },
     );
     FormatSpec {
         name: "identity".into(),
@@ -174,6 +204,7 @@ pub fn compile_entry(
         states: vec![],
         drops: vec![],
         thens: HashMap::new(),
+        joins: HashMap::new(),
     };
     b.add_terminals(0, r)?;
     if let Some(t) = tools {
@@ -194,6 +225,9 @@ pub fn compile_entry(
         b.add_states(1, t, &|s: &str| tool_state(s))?;
     }
     b.add_states(0, r, &rename)?;
+    if tools.is_some() {
+        b.share_calls(r)?;
+    }
     if !b.state_index.contains_key("content") {
         b.state_slot("content", &ModeSpec::Simple("content".into()), 0);
     }
@@ -201,13 +235,24 @@ pub fn compile_entry(
     let initial_name = rename(r.initial.as_deref().unwrap_or("content"));
     let initial = b.state(&r.name, &initial_name)?;
     let mut switches = vec![];
+    // A switch's `alone` state serves only without a tool grammar; both of
+    // its states are roots, so either reading compiles in every composition.
+    let mut roots = vec![b.state(&r.name, &declared)?];
     for s in &r.switches {
         let (key, v) = switch_key(s)?;
-        switches.push((key, v, b.state(&r.name, &rename(&s.state))?));
+        let st = b.state(&r.name, &rename(&s.state))?;
+        let picked = match (&s.alone, tools) {
+            (Some(a), None) => (b.state(&r.name, &rename(a))?, true),
+            (Some(a), Some(_)) => {
+                roots.push(b.state(&r.name, &rename(a))?);
+                (st, s.over_prompt)
+            }
+            (None, _) => (st, s.over_prompt),
+        };
+        switches.push((key, v, picked.0, picked.1));
     }
     // A tool format's switches pick the entry of sibling variants: their
     // states are roots too.
-    let mut roots = vec![b.state(&r.name, &declared)?];
     if let Some(t) = tools {
         for s in &t.switches {
             switch_key(s)?;
@@ -267,6 +312,8 @@ pub fn compile_entry(
                     Some("string") => Some(ParamForce::Type(crate::schema::ParamType::String)),
                     Some("json") => Some(ParamForce::Type(crate::schema::ParamType::Json)),
                     Some("declared") => Some(ParamForce::Declared),
+                    Some("admitted") => Some(ParamForce::Admitted(false)),
+                    Some("admitted_literal") => Some(ParamForce::Admitted(true)),
                     Some(other) => {
                         return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() })
                     }
@@ -297,7 +344,8 @@ pub fn compile_entry(
             Some(t) => Some(b.state(&spec.name, t)?),
             None => None,
         };
-        states.push(State { name: sname.clone(), mode, spellings, needle, then });
+        let join = b.joins.get(sname).cloned();
+        states.push(State { name: sname.clone(), mode, spellings, needle, then, join });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
@@ -448,7 +496,7 @@ fn compile_mode(
                 for r in &t.routes {
                     let name = if g == 1 { tool_state(&r.to) } else { r.to.clone() };
                     match b.state_index.get(&name) {
-                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call)),
+                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call, r.tools)),
                         // A call route into a state no composed grammar defines is off.
                         None if r.call => {}
                         None => {

@@ -42,8 +42,8 @@ pub(crate) struct EnvelopeCfg {
 /// A header state's routing.
 #[derive(Debug, Clone)]
 pub(crate) struct HeaderCfg {
-    /// (text the header contains, target, is a call).
-    pub routes: Vec<(String, StateId, bool)>,
+    /// (text the header contains, target, is a call, only with tools).
+    pub routes: Vec<(String, StateId, bool, bool)>,
     pub recipient: String,
     pub strip: Vec<String>,
 }
@@ -126,6 +126,11 @@ pub(crate) enum ParamForce {
     /// The schema's type when it declares the parameter (a declared string
     /// keeps `null` as text unless the schema admits null); JSON otherwise.
     Declared,
+    /// vLLM's `schema_types.convert_value` (Muse, poolside): the text decoded
+    /// (JSON, then with `true` a Python literal of the stripped text, else the
+    /// text) and kept decoded unless the schema admits a string and not the
+    /// decoded value's type.
+    Admitted(bool),
 }
 
 /// How the lexer finds candidate marker starts in one state.
@@ -148,6 +153,8 @@ pub(crate) struct State {
     pub needle: Needle,
     /// The state to continue in after the first text read here.
     pub then: Option<StateId>,
+    /// Written to the reasoning on entry once reasoning was written.
+    pub join: Option<String>,
 }
 
 impl State {
@@ -243,7 +250,10 @@ pub struct Format {
     pub(crate) terminals: Vec<Terminal>,
     pub(crate) states: Vec<State>,
     pub(crate) initial: StateId,
-    pub(crate) switches: Vec<(SwitchKey, serde_json::Value, StateId)>,
+    /// Request switches: key, value, start state, and whether the state
+    /// outranks the prompt tail (a switch's `alone` state: vLLM's reasoning
+    /// parser with thinking off answers verbatim whatever the prompt says).
+    pub(crate) switches: Vec<(SwitchKey, serde_json::Value, StateId, bool)>,
     pub(crate) prompt_turns: Vec<String>,
     pub(crate) prompt_enter: Vec<(String, StateId)>,
     pub(crate) prompt_prime: bool,
@@ -346,6 +356,10 @@ impl Format {
 
     /// The start state for a request's `chat_template_kwargs` and prompt tail.
     pub(crate) fn start_state(&self, input: SwitchInput<'_>, prompt: Option<&str>) -> StateId {
+        let switched = self.switches.iter().find(|(key, val, _, _)| key.matches(val, input));
+        if let Some((_, _, st, true)) = switched {
+            return *st;
+        }
         if let Some(p) = prompt {
             let tail = self
                 .prompt_turns
@@ -362,12 +376,7 @@ impl Format {
                 return st;
             }
         }
-        for (key, val, st) in &self.switches {
-            if key.matches(val, input) {
-                return *st;
-            }
-        }
-        self.initial
+        switched.map_or(self.initial, |s| s.2)
     }
 }
 

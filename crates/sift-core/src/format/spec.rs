@@ -161,6 +161,16 @@ pub struct SwitchSpec {
     pub equals: toml::Value,
     /// The start state it selects.
     pub state: String,
+    /// The start state it selects when no tool grammar is composed (the
+    /// reasoning parser used alone): vLLM's reasoning parsers answer the whole
+    /// output as content, markers included, when thinking is switched off,
+    /// while a composed tool grammar still reads its calls.
+    #[serde(default)]
+    pub alone: Option<String>,
+    /// The switch's state outranks the prompt tail (as an `alone` state
+    /// does): thinking off means no reasoning, whatever the prompt says.
+    #[serde(default)]
+    pub over_prompt: bool,
 }
 
 /// Prompt-tail rules.
@@ -192,6 +202,16 @@ pub struct StateSpec {
     /// marker that only counts at the very start, such as a bare `thought\n`).
     #[serde(default)]
     pub then: Option<String>,
+    /// Reasoning states: text written to the reasoning when this state is
+    /// entered after reasoning was already written (Muse Glimmer joins its
+    /// `to=self` messages with a newline).
+    #[serde(default)]
+    pub join: Option<String>,
+    /// Reasoning states: also read the composed tool grammar's calls, as
+    /// `content` does (a thinking-off state that keeps reasoning markers as
+    /// text while calls are still parsed).
+    #[serde(default)]
+    pub calls: bool,
 }
 
 /// What plain text becomes.
@@ -280,6 +300,10 @@ pub struct RouteSpec {
     /// The message is a call to the recipient.
     #[serde(default)]
     pub call: bool,
+    /// The route counts only when a tool grammar is composed (like a `call`
+    /// route) but opens no call: the message's own markup names its calls.
+    #[serde(default)]
+    pub tools: bool,
 }
 
 /// A transition: a target state name, or a table.
@@ -381,6 +405,20 @@ pub struct CallPolicy {
     /// newline removed, `null` stays a string).
     #[serde(default)]
     pub verbatim_values: bool,
+    /// Parameter values are typed as vLLM's parser engine types them
+    /// (`_fix_arg_types`: `coerce_to_schema_type` over the parameter's
+    /// `extract_types_from_schema`): a parameter whose schema allows only a
+    /// string, or that has no schema, keeps its text (`null` included);
+    /// any other is read as the first of its types the text reads as.
+    #[serde(default)]
+    pub coerce_values: bool,
+    /// A finished call's JSON arguments are typed as vLLM's parser engine
+    /// types them (`_fix_arg_types`, nested objects and arrays included);
+    /// arguments that need no change stay as written. A call to a function
+    /// with a schema has its arguments held until it ends (with `defer`, the
+    /// whole call is).
+    #[serde(default)]
+    pub fix_arg_types: bool,
     /// String parameter values lose surrounding white space (Python's
     /// `str.strip`) and are otherwise kept as written (`null` stays a string).
     #[serde(default)]
