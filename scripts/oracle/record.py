@@ -12,12 +12,14 @@ built from pinned assets, and output lines are sorted by id.
 
 import argparse
 import collections
+import glob
 import hashlib
 import json
 import logging
 import os
 import random
 import sys
+import tomllib
 import traceback
 import warnings
 
@@ -39,6 +41,7 @@ from vllm.tool_parsers import ToolParserManager  # noqa: E402
 
 ASSETS = os.path.join(ROOT, ".assets", "tokenizers")
 CACHE = os.environ.get("SIFT_ORACLE_CACHE", os.path.expanduser("~/.cache/sift/oracle"))
+FORMATS = os.path.join(ROOT, "crates", "sift-core", "formats")
 BASE = "qwen3"
 _TOK = {}
 
@@ -68,10 +71,15 @@ def tokenizer_for(r, t):
     for name, (rs, ts) in fam.REAL.items():
         if (r is None or r in rs) and (t is None or t in ts):
             return name, _load(name, os.path.join(ASSETS, name)), name == "gptoss"
+    base_vocab = _base_tokenizer()
     specials = []
-    for src in (fam.REASONING.get(r, {}).get("specials", []) if r else []) + (fam.TOOLS[t]["specials"] if t else []):
-        if src and src not in specials:
-            specials.append(src)
+    wanted = (fam.REASONING.get(r, {}).get("specials", []) if r else []) + (fam.TOOLS[t]["specials"] if t else [])
+    wanted += format_tokens("reasoning", r) + format_tokens("tools", t)
+    for s in wanted:
+        s = s.strip()
+        # A marker the base vocabulary already has keeps its id and its special flag.
+        if s and s not in specials and base_vocab.token_to_id(s) is None:
+            specials.append(s)
     spec = {"base": BASE, "special_tokens": specials}
     key = json.dumps(spec, sort_keys=True, ensure_ascii=False)
     if key not in _TOK:
@@ -86,6 +94,25 @@ def tokenizer_for(r, t):
             json.dump(cfg, open(os.path.join(d, "tokenizer_config.json"), "w"), ensure_ascii=False)
         _TOK[key] = _load(key, d)
     return spec, _TOK[key], False
+
+
+def _base_tokenizer():
+    if "__base__" not in _TOK:
+        _TOK["__base__"] = Tokenizer.from_file(os.path.join(ASSETS, BASE, "tokenizer.json"))
+    return _TOK["__base__"]
+
+
+def format_tokens(kind, name):
+    """The markers Sift's format file for `name` marks as special tokens of the model (`token = true`)."""
+    if not name:
+        return []
+    for path in sorted(glob.glob(os.path.join(FORMATS, kind, "*.toml"))):
+        with open(path, "rb") as f:
+            d = tomllib.load(f)
+        if d.get("name") == name or name in d.get("aliases", []):
+            return [s for v in (d.get("terminals") or {}).values()
+                    if isinstance(v, dict) and v.get("token") for s in v.get("spell", [])]
+    return []
 
 
 def _load(key, path):
