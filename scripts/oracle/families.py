@@ -184,9 +184,9 @@ def _plamo(calls):
 
 
 def _harmony(calls):
-    return "".join(
-        f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>{j(a)}<|call|>"
-        for n, a in calls
+    # The first message's `<|start|>assistant` is the prompt's (or the previous message's) tail.
+    return "<|start|>assistant".join(
+        f"<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>{j(a)}<|call|>" for n, a in calls
     )
 
 

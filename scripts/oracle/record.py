@@ -178,6 +178,9 @@ def run_pair(r, t, stats, only_scenario=None):
             ids = tok.encode(text, add_special_tokens=False)
             pids = tok.encode(req.get("prompt_text", ""), add_special_tokens=False)
             eos = tok.convert_tokens_to_ids(eos_name) if eos_name else tok.eos_token_id
+            stops = {eos} | ({tok.convert_tokens_to_ids("<|call|>")} if harmony else set())
+            if ids and ids[-1] in stops:
+                eos = None
             sst, vtext, one, chunks, streamed, deltas = serving.serve(
                 r, t, tok, harmony, req, ids, pids, eos)
         except Exception as e:  # vLLM refused the pair or crashed on the output: say so, record nothing.
@@ -186,6 +189,7 @@ def run_pair(r, t, stats, only_scenario=None):
             if os.environ.get("ORACLE_DEBUG"):
                 traceback.print_exc()
             continue
+        req = {k: v for k, v in req.items() if v is not None}
         notes = []
         exp = expected_of(one)
         if not same(expected_of(streamed), exp):
@@ -259,7 +263,7 @@ def main():
     if args.dry or args.only or args.scenario:
         for cs in files.values():
             for c in cs[:3]:
-                print(json.dumps(c, ensure_ascii=False)[:600])
+                print(json.dumps(c, ensure_ascii=False))
         return
     for g, cs in sorted(files.items()):
         cs.sort(key=lambda c: c["id"])

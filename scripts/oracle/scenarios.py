@@ -44,10 +44,18 @@ class Build:
     def __init__(self, r, t):
         self.r = fam.REASONING.get(r) if r else None
         self.t = fam.TOOLS.get(t) if t else None
+        partner = fam.REASONING.get(fam.PARTNER.get(t)) if t else None
+        # Without a reasoning parser the prompt still ends the way the family's template ends it.
+        self.turn = partner["turn"] if partner else "<|im_start|>assistant\n"
+        kw = self.r["think_kw"] if self.r else None
+        # Templates whose thinking switch is off unless asked (`thinking`, `thinking_mode`,
+        # `reasoning_effort`) get it asked for whenever the output reasons.
+        self.on = {} if kw in (None, "enable_thinking") else {
+            "chat_template_kwargs": {kw: {"thinking_mode": "enabled", "reasoning_effort": "high"}.get(kw, True)}}
 
     def prompt(self, thinking=True, opened=None):
         if not self.r:
-            return "<|im_start|>assistant\n"
+            return self.turn
         opened = self.r["prompt_opens"] if opened is None else opened
         p = self.r["turn"]
         if thinking and opened:
@@ -74,7 +82,7 @@ class Build:
 def tool_scenarios(r, t, rng):
     """(scenario id, request, model output) for a tool parser, with reasoning parser r or None."""
     b = Build(r, t)
-    req = lambda **kw: {"tools": TOOLS, "tool_choice": "auto", **kw}
+    req = lambda **kw: {"tools": TOOLS, "tool_choice": "auto", **b.on, **kw}
     think = (lambda on: {"chat_template_kwargs": {b.r["think_kw"]: on if b.r["think_kw"] != "reasoning_effort" else ("high" if on else "no_think")}}) if b.r else (lambda on: {})
     pre = b.reasoning(rng.choice(REASONS)) if b.r else ""
     P = b.prompt()
@@ -95,7 +103,7 @@ def tool_scenarios(r, t, rng):
     add("three-calls", req(), pre + b.calls([call(rng), call(rng), call(rng, "config")]))
     add("tool-choice-none", req(tool_choice="none"), pre + b.calls(one))
     add("tool-choice-none-plain", req(tool_choice="none"), pre + b.content(rng.choice(ANSWERS)))
-    add("no-tools", {}, pre + b.calls(one))
+    add("no-tools", dict(b.on), pre + b.calls(one))
     add("parallel-false", req(parallel_tool_calls=False), pre + b.calls(two))
     add("unknown-tool", req(), pre + b.calls([("launch_rocket", {"target": "moon"})]))
     add("empty-args", req(), pre + b.calls([("get_weather", {})]))
@@ -129,14 +137,14 @@ def forced_scenarios(r, t, rng, supports_required_and_named):
     out = []
     if supports_required_and_named:
         arr = lambda cs: fam.j([{"name": n, "parameters": a} for n, a in cs])
-        out.append(("required-one", {"tools": TOOLS, "tool_choice": "required"}, pre + arr([one])))
-        out.append(("required-two", {"tools": TOOLS, "tool_choice": "required"}, pre + arr(two)))
-        out.append(("named", {"tools": TOOLS, "tool_choice": named}, pre + fam.j(one[1])))
-        out.append(("named-truncated", {"tools": TOOLS, "tool_choice": named}, pre + fam.j(one[1])[:-3]))
+        out.append(("required-one", {"tools": TOOLS, "tool_choice": "required", **b.on}, pre + arr([one])))
+        out.append(("required-two", {"tools": TOOLS, "tool_choice": "required", **b.on}, pre + arr(two)))
+        out.append(("named", {"tools": TOOLS, "tool_choice": named, **b.on}, pre + fam.j(one[1])))
+        out.append(("named-truncated", {"tools": TOOLS, "tool_choice": named, **b.on}, pre + fam.j(one[1])[:-3]))
     else:
-        out.append(("required-one", {"tools": TOOLS, "tool_choice": "required"}, pre + b.calls([one])))
-        out.append(("required-two", {"tools": TOOLS, "tool_choice": "required"}, pre + b.calls(two)))
-        out.append(("named", {"tools": TOOLS, "tool_choice": named}, pre + b.calls([one])))
+        out.append(("required-one", {"tools": TOOLS, "tool_choice": "required", **b.on}, pre + b.calls([one])))
+        out.append(("required-two", {"tools": TOOLS, "tool_choice": "required", **b.on}, pre + b.calls(two)))
+        out.append(("named", {"tools": TOOLS, "tool_choice": named, **b.on}, pre + b.calls([one])))
     return [(sid, {**rq, "prompt_text": P}, text) for sid, rq, text in out]
 
 
@@ -152,8 +160,8 @@ def reasoning_scenarios(r, t, rng):
     R1, A1 = rng.choice(REASONS), rng.choice(ANSWERS)
     out = []
     add = lambda sid, rq, text, prompt=None: out.append(
-        (sid, {**req, **rq, "prompt_text": prompt if prompt is not None else b.prompt()}, text))
-    add("think-answer", {}, b.reasoning(R1) + b.content(A1))
+        (sid, {**req, **b.on, **rq, "prompt_text": prompt if prompt is not None else b.prompt()}, text))
+    add("think-answer", {"chat_template_kwargs": None}, b.reasoning(R1) + b.content(A1))
     add("think-answer-kw-on", {"chat_template_kwargs": on}, b.reasoning(R1) + b.content(A1))
     add("model-writes-start", {}, b.reasoning(R1, opened=False) + b.content(A1), b.prompt(opened=False))
     add("prompt-opens", {}, b.reasoning(R1, opened=True) + b.content(A1), b.prompt(opened=True))

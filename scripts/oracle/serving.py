@@ -64,7 +64,7 @@ def make_request(req):
     """A ChatCompletionRequest from a case's request fields."""
     body = {"model": "oracle", "messages": [{"role": "user", "content": "Hi"}]}
     for k in ("tools", "tool_choice", "parallel_tool_calls", "include_reasoning", "chat_template_kwargs"):
-        if k in req:
+        if req.get(k) is not None:
             body[k] = copy.deepcopy(req[k])
     return ChatCompletionRequest(**body)
 
@@ -124,7 +124,9 @@ def serve(reasoning, tool, tokenizer, harmony, req, output_ids, prompt_ids, eos_
     if cls is not None:
         request = adjust(cls, request, tokenizer, prompt_ids)
     sp = request.to_sampling_params(1 << 20, {})
-    ids = list(output_ids) + [eos_id]
+    # The engine stops on an end-of-sequence token: the output's own last
+    # token when it is one (harmony's `<|call|>`), else the tokenizer's.
+    ids = list(output_ids) if eos_id is None else list(output_ids) + [eos_id]
 
     # One shot: the engine's final output (text of every step but the stop token).
     det = _detokenizer(tokenizer, sp, prompt_ids)
