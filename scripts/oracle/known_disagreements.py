@@ -118,7 +118,7 @@ def main():
         text = c["id"] + " " + c.get("notes", "")
         why = next((r for p, r in REASONS if re.search(p, text)), None)
         if why is None:
-            cls = classify(c, fields)
+            cls = f"pair refused: {a['error'].get('message')}" if a.get("error") else classify(c, fields)
             per_class[cls] += 1
             why = f"not yet matched ({cls})"
         lines.append(f"{c['id']}\t{why}")

@@ -125,9 +125,10 @@ def _ends(text, s):
         i = text.find(s, i + 1)
 
 
-def forced_scenarios(r, t, rng, supports_required_and_named):
+def forced_scenarios(r, t, rng, json_constrained):
     """`required` and named `tool_choice`: the constrained output (vLLM's JSON
-    schema when the parser supports it, else the family's own syntax)."""
+    list when adjust_request constrains to its JSON schema, else the family's
+    own syntax, which a structural tag constrains)."""
     b = Build(r, t)
     P = b.prompt()
     pre = b.reasoning(rng.choice(REASONS)) if b.r else ""
@@ -135,7 +136,7 @@ def forced_scenarios(r, t, rng, supports_required_and_named):
     two = [call(rng, "weather"), call(rng, "search")]
     named = {"type": "function", "function": {"name": "get_weather"}}
     out = []
-    if supports_required_and_named:
+    if json_constrained:
         arr = lambda cs: fam.j([{"name": n, "parameters": a} for n, a in cs])
         out.append(("required-one", {"tools": TOOLS, "tool_choice": "required", **b.on}, pre + arr([one])))
         out.append(("required-two", {"tools": TOOLS, "tool_choice": "required", **b.on}, pre + arr(two)))
