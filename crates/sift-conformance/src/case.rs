@@ -28,8 +28,9 @@ pub struct Case {
     /// vLLM tool parser name.
     #[serde(default)]
     pub tool_parser: Option<String>,
-    /// A tokenizer name or a path to a `tokenizer.json`.
-    #[serde(default)]
+    /// A tokenizer name, a path to a `tokenizer.json`, or a spec (a base
+    /// vocabulary plus special tokens, kept as its JSON text: see `tokspec.rs`).
+    #[serde(default, deserialize_with = "crate::tokspec::tokenizer_field")]
     pub tokenizer: Option<String>,
     /// What parsing depends on.
     #[serde(default)]

@@ -17,6 +17,7 @@ mod roundtrip;
 mod run;
 mod score;
 mod splits;
+mod tokspec;
 
 pub use answer::{delta_json, message_json, Answer};
 pub use case::{Case, StreamSpec};

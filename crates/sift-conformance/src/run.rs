@@ -88,6 +88,9 @@ impl Runner {
         self.tokenizers
             .entry(name.to_string())
             .or_insert_with(|| {
+                if crate::tokspec::is_spec(name) {
+                    return crate::tokspec::load(name, dir.as_deref());
+                }
                 let path = if name.ends_with(".json") {
                     Some(PathBuf::from(name))
                 } else if let Some(d) = &dir {
