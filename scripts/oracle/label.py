@@ -1,7 +1,7 @@
 """Asks vLLM 0.34 for its serving-path one-shot answer to conformance cases.
 
 Run with the oracle venv's python (vLLM's parser layer importable):
-    /work/cache/oracle/venv/bin/python scripts/oracle/serving.py < cases.jsonl
+    /work/cache/oracle/venv/bin/python scripts/oracle/label.py < cases.jsonl
 
 Each case (the corpus case format) is parsed by `DelegatingParser.parse` of
 the named reasoning/tool parsers, built as the server builds them (the
