@@ -74,6 +74,11 @@ pub struct Request {
     pub init_kwargs: Option<Value>,
     /// Seed for generated call ids (deterministic tests); random when `None`.
     pub id_seed: Option<u64>,
+    /// Reproduce vLLM's one-shot answer where it loses text that lands in no
+    /// field (default false: Sift keeps the text). Today this is the content a
+    /// family's vLLM parser drops after a call (`drop_content_after_calls`
+    /// in its format file; `docs/deviations.md` lists the families).
+    pub vllm_text_loss: bool,
 }
 
 impl Default for Request {
@@ -87,6 +92,7 @@ impl Default for Request {
             reasoning_effort: None,
             init_kwargs: None,
             id_seed: None,
+            vllm_text_loss: false,
         }
     }
 }
@@ -255,6 +261,7 @@ impl ParserFactory {
             id_seed: req.id_seed,
             named,
             choice,
+            vllm_text_loss: req.vllm_text_loss,
         };
         let mut engine = Engine::new(Arc::clone(fmt), start, set);
         if let Some(p) = prime {

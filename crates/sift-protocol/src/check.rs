@@ -257,6 +257,7 @@ impl CheckedRequest {
             reasoning_effort: self.reasoning_effort.clone(),
             init_kwargs: None,
             id_seed: self.id_seed,
+            vllm_text_loss: false,
         }
     }
 

@@ -52,6 +52,8 @@ pub(crate) struct Settings {
     /// `tool_choice` named, written in the family's own format: with
     /// `known_names_only`, a call to another function is not a call.
     pub choice: Option<String>,
+    /// Follow vLLM where it drops text into no field (see `Request`).
+    pub vllm_text_loss: bool,
 }
 
 #[derive(Debug)]
@@ -93,6 +95,10 @@ struct OpenCall {
     closed: bool,
     /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
     held: Option<String>,
+    /// A commit was refused because the name was empty: the call's text is
+    /// content even where the format drops uncommitted calls, since the model
+    /// did write a call-shaped thing that no field would otherwise hold.
+    nameless: bool,
 }
 
 /// The per-request state.
@@ -762,6 +768,7 @@ impl Engine {
             deferred: None,
             closed: false,
             held: None,
+            nameless: false,
         });
     }
 
@@ -791,6 +798,14 @@ impl Engine {
 
     /// Gives the open call its index and emits its first fragment.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
+        // A tool call always has a name: one that never got one stays
+        // uncommitted, whatever the format or the cut (see `end_call`).
+        if name.trim().is_empty() {
+            if let Some(c) = &mut self.call {
+                c.nameless = true;
+            }
+            return;
+        }
         if self.fmt.calls.known_names_only
             && !self.fmt.calls.validate
             && !self.set.tools.is_empty()
@@ -882,7 +897,7 @@ impl Engine {
         }
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
-            if self.fmt.uncommitted == Uncommitted::Content {
+            if self.fmt.uncommitted == Uncommitted::Content || c.nameless {
                 out.push_content(&c.raw);
             }
             return;

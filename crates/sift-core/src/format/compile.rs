@@ -46,6 +46,7 @@ impl Builder {
             self.terminals.push(Terminal {
                 spellings: t.spellings().iter().map(|s| s.as_str().into()).collect(),
                 token: t.is_token(),
+                required: t.is_required_token(),
             });
             self.term_index.insert((g, name.clone()), id);
         }
@@ -143,12 +144,18 @@ fn content_spec() -> FormatSpec {
         relaxed_values: None,
         template_init: None,
         drop_content_after_calls: false,
+        keep_special_tokens: None,
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
         recover_newlines: false,
         force_content: None,
     }
+}
+
+/// A format file's `keep_special_tokens`, read.
+fn keep_special(spec: &FormatSpec) -> Result<Option<crate::special::KeepSpecial>, FormatError> {
+    spec.keep_special_tokens.as_deref().map(crate::special::KeepSpecial::parse).transpose()
 }
 
 /// Composes and compiles a reasoning grammar (None: plain content) with a
@@ -349,6 +356,10 @@ pub fn compile_entry(
         template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
         drop_content_after_calls: r.drop_content_after_calls
             || tools.is_some_and(|t| t.drop_content_after_calls),
+        special: crate::special::SpecialRule {
+            reasoning: reasoning.map(keep_special).transpose()?,
+            tools: tools.map(keep_special).transpose()?,
+        },
         recover_newlines: r.recover_newlines,
         force_content: r.force_content.as_ref().map(|w| {
             (

@@ -84,6 +84,12 @@ pub struct FormatSpec {
     /// parser keeps it, so the reasoning format says it).
     #[serde(default)]
     pub drop_content_after_calls: bool,
+    /// When vLLM's `adjust_request` for this parser turns
+    /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
+    /// `tool_choice` not `none`) or `tools_present`; absent: never (see
+    /// [`crate::special`]).
+    #[serde(default)]
+    pub keep_special_tokens: Option<String>,
     /// Reasoning formats: literal escape sequences (`\n`, `\r\n`) in reasoning
     /// and content are rewritten as the characters they stand for, outside
     /// code spans, code blocks and LaTeX (MiniCPM-V's tokenizer decodes a
@@ -112,7 +118,8 @@ pub struct ForceContentSpec {
     pub only_absent: bool,
 }
 
-/// A terminal: a list of spellings, or a table with `spell` and `token`.
+/// A terminal: a list of spellings, or a table with `spell`, `token` and
+/// `required_token`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum TerminalSpec {
@@ -125,6 +132,11 @@ pub enum TerminalSpec {
         /// Matched by token id when the caller gives ids.
         #[serde(default)]
         token: bool,
+        /// The reference parser refuses to start without this marker as one
+        /// token of the vocabulary, so binding fails naming it. Any other
+        /// `token` marker the vocabulary lacks falls back to text matching.
+        #[serde(default)]
+        required_token: bool,
     },
 }
 
@@ -138,6 +150,10 @@ impl TerminalSpec {
     /// Whether the terminal is a special token.
     pub fn is_token(&self) -> bool {
         matches!(self, TerminalSpec::Full { token: true, .. })
+    }
+    /// Whether binding must find the terminal as one token (see `required_token`).
+    pub fn is_required_token(&self) -> bool {
+        matches!(self, TerminalSpec::Full { token: true, required_token: true, .. })
     }
 }
 
