@@ -79,9 +79,9 @@ pub struct FormatSpec {
     /// by the formats the template describes (see `format::template`).
     #[serde(default)]
     pub template_init: Option<String>,
-    /// Content written after a call was emitted is dropped (vLLM's unified
-    /// Gemma 4 engine answers no content after a call; its standalone tool
-    /// parser keeps it, so the reasoning format says it).
+    /// vLLM's one-shot answer drops content written after a call was emitted
+    /// (text in no field; vLLM's unified Gemma 4 engine, DeepSeek V3.1, …).
+    /// Sift keeps it unless the request sets `vllm_text_loss`.
     #[serde(default)]
     pub drop_content_after_calls: bool,
     /// When vLLM's `adjust_request` for this parser turns
@@ -406,7 +406,9 @@ pub struct CallPolicy {
     #[serde(default)]
     pub known_names_only: bool,
     /// A call whose raw arguments begin before any name was written is a
-    /// call with an empty name (vLLM's Mistral parser on `[TOOL_CALLS]{…}`).
+    /// call without a name: its text is content even where uncommitted calls
+    /// are dropped (vLLM's Mistral parser answers a call named "" on
+    /// `[TOOL_CALLS]{…}`; a call always has a name in Sift).
     #[serde(default)]
     pub nameless_args: bool,
     /// JSON arguments of held calls are typed by the tool's schema, value by
