@@ -75,9 +75,10 @@ pub struct Request {
     /// Seed for generated call ids (deterministic tests); random when `None`.
     pub id_seed: Option<u64>,
     /// Reproduce vLLM's one-shot answer where it loses text that lands in no
-    /// field (default false: Sift keeps the text). Today this is the content a
-    /// family's vLLM parser drops after a call (`drop_content_after_calls`
-    /// in its format file; `docs/deviations.md` lists the families).
+    /// field (default false: Sift keeps the text): the content a family's
+    /// vLLM parser drops after a call (`drop_content_after_calls`, `lost`
+    /// text in its format file) or around calls (`text_with_calls = "drop"`);
+    /// `docs/deviations.md` lists the families.
     pub vllm_text_loss: bool,
 }
 
@@ -269,7 +270,9 @@ impl ParserFactory {
             let from = fmt.prompt_turns.iter().filter_map(|t| p.rfind(t.as_str())).max().unwrap_or(0);
             engine.prime(&p[from..]);
         }
-        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop");
+        // vLLM's answer drops the text around calls into no field: Sift keeps
+        // it unless the request asks for vLLM's text loss.
+        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop") && req.vllm_text_loss;
         let post = crate::post::Post::new(
             drop_text,
             fmt.recover_newlines,

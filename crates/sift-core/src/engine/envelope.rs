@@ -11,7 +11,7 @@
 //! seen so far, which is what keeps streaming equal to one-shot.
 
 use super::{ArgsW, Engine, RawJson};
-use crate::format::compiled::EnvelopeCfg;
+use crate::format::compiled::{EnvelopeCfg, Mode};
 use crate::json::{JsonScanner, Scan};
 use crate::message::Delta;
 
@@ -31,6 +31,11 @@ enum Phase {
     ArrAfter,
     Between,
     Trail,
+    /// The envelope closed cleanly (the array's `]`, or an object with no
+    /// separator after it): what follows is swallowed like `Trail`, unless
+    /// the `done` state is `lost` text (vLLM drops it into no field), which
+    /// then decides whether it is content.
+    Closed,
     /// `single`: the object closed; whatever follows goes to `done`.
     Single,
 }
@@ -298,12 +303,14 @@ impl Engine {
                     Step::Took(1)
                 }
                 b']' => {
-                    env.phase = Phase::Trail;
+                    env.phase = Phase::Closed;
                     Step::Took(1)
                 }
                 _ => Step::Done,
             },
             Phase::Trail => Step::Took(bytes.len() - i),
+            Phase::Closed if matches!(self.fmt.states[cfg.done as usize].mode, Mode::Lost) => Step::Done,
+            Phase::Closed => Step::Took(bytes.len() - i),
             Phase::Single => Step::Done,
         }
     }
@@ -388,7 +395,7 @@ impl Engine {
         } else if cfg.separator.is_some() {
             Phase::Between
         } else {
-            Phase::Trail
+            Phase::Closed
         };
         Step::Took(1)
     }

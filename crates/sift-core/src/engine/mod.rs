@@ -436,6 +436,7 @@ impl Engine {
             Content,
             Reasoning,
             Drop,
+            Lost,
             Name,
             ParamName,
             ParamValue,
@@ -461,10 +462,11 @@ impl Engine {
             Mode::Content => K::Content,
             Mode::Reasoning => K::Reasoning,
             Mode::Drop => K::Drop,
+            Mode::Lost => K::Lost,
             Mode::Name(_) => K::Name,
             Mode::ParamName => K::ParamName,
             Mode::ParamValue => K::ParamValue,
-            Mode::Args => K::Args,
+            Mode::Args(_) => K::Args,
             Mode::Envelope(_) => K::Envelope,
             Mode::Relaxed(_) => K::Relaxed,
             Mode::RelaxedStr => K::RelaxedStr,
@@ -487,6 +489,9 @@ impl Engine {
                 }
             }
             K::Drop => self.record(s),
+            // Kept as content: vLLM's answer would put it in no field.
+            K::Lost if self.set.vllm_text_loss => self.record(s),
+            K::Lost => out.push_content(s),
             K::Blank => {
                 if let Some(i) = self.blank_text(s) {
                     return Some(i);
@@ -521,12 +526,28 @@ impl Engine {
                         self.commit(name, None, out);
                     }
                 }
-                self.record(s);
+                let mut used = s.len();
+                let mut closed = false;
                 self.with_args(out, |a, o| {
                     if let ArgsW::Raw(r) = a {
-                        r.feed(s, true, o);
+                        used = r.feed(s, true, o);
+                        closed = r.stopped() && r.complete();
                     }
                 });
+                let done = match &self.fmt.states[self.state as usize].mode {
+                    Mode::Args(d) => *d,
+                    _ => None,
+                };
+                let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
+                if let (Some(done), true) = (done, closed && committed && used < s.len()) {
+                    // The value closed: what follows is the `done` state's
+                    // text (decided by the bytes alone, so any cut agrees).
+                    self.record(&s[..used]);
+                    self.state = done;
+                    self.enter(done, out);
+                    return Some(used);
+                }
+                self.record(s);
             }
             K::Relaxed => {
                 self.record(s);
@@ -701,7 +722,7 @@ impl Engine {
                 }
             }
             Mode::ParamValue => self.open_param(out),
-            Mode::Args => {
+            Mode::Args(_) => {
                 if let Some(c) = &mut self.call {
                     if matches!(c.args, ArgsW::None) {
                         c.args = ArgsW::Raw(RawJson::default());

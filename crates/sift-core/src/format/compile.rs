@@ -412,10 +412,11 @@ fn compile_mode(
             "content" => Mode::Content,
             "reasoning" => Mode::Reasoning,
             "drop" => Mode::Drop,
+            "lost" => Mode::Lost,
             "name" => Mode::Name(NameStyle::Plain),
             "param_name" => Mode::ParamName,
             "param_value" => Mode::ParamValue,
-            "args" => Mode::Args,
+            "args" => Mode::Args(None),
             "relaxed" => Mode::Relaxed(false),
             "relaxed_string" => Mode::RelaxedStr,
             "blank" => Mode::Blank,
@@ -427,6 +428,12 @@ fn compile_mode(
                 Some("kimi") => Mode::Name(NameStyle::Kimi),
                 Some(other) => return Err(bad(other)),
             },
+            "args" => {
+                let n = t.done.as_deref().ok_or_else(|| bad("args without done"))?;
+                let done = b.state(&spec.name, &if g == 1 { tool_state(n) } else { n.to_string() })?;
+                handover_to_self(b, state, done, done)?;
+                Mode::Args(Some(done))
+            }
             "envelope" => {
                 let st = |n: &Option<String>, d: &str| {
                     let n = n.as_deref().unwrap_or(d);

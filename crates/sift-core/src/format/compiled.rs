@@ -77,10 +77,15 @@ pub(crate) enum Mode {
     Content,
     Reasoning,
     Drop,
+    /// Text vLLM's one-shot answer drops into no field (after a call):
+    /// content, unless the request asks for vLLM's text loss.
+    Lost,
     Name(NameStyle),
     ParamName,
     ParamValue,
-    Args,
+    /// Raw JSON arguments; with a state, text after the closed value (of a
+    /// committed call) goes there (`{ kind = "args", done = "after" }`).
+    Args(Option<StateId>),
     Envelope(Box<EnvelopeCfg>),
     /// Relaxed object notation (Gemma); `true`: bare values typed by schema.
     Relaxed(bool),
