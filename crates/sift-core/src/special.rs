@@ -25,26 +25,28 @@ pub enum KeepSpecial {
     Always,
     /// When the request declares tools and `tool_choice` is not `none`.
     WithTools,
-    /// When the request declares tools, whatever `tool_choice` says.
-    ToolsPresent,
+    /// Always, whether `adjust_request` runs or not: vLLM parses this format
+    /// from token ids (harmony), so skipped text never reaches its parser,
+    /// and Sift, which parses text, keeps the markers.
+    FromIds,
 }
 
 impl KeepSpecial {
-    /// Reads a format file's `keep_special_tokens` value.
-    pub fn parse(v: &str) -> Result<KeepSpecial, FormatError> {
+    /// Reads a format file's `keep_special_tokens` value (`never`: none).
+    pub fn parse(v: &str) -> Result<Option<KeepSpecial>, FormatError> {
         match v {
-            "always" => Ok(KeepSpecial::Always),
-            "with_tools" => Ok(KeepSpecial::WithTools),
-            "tools_present" => Ok(KeepSpecial::ToolsPresent),
+            "always" => Ok(Some(KeepSpecial::Always)),
+            "with_tools" => Ok(Some(KeepSpecial::WithTools)),
+            "from_ids" => Ok(Some(KeepSpecial::FromIds)),
+            "never" => Ok(None),
             other => Err(FormatError::BadMode { state: "keep_special_tokens".into(), mode: other.into() }),
         }
     }
 
     fn keeps(self, tools_declared: bool, tool_choice_none: bool) -> bool {
         match self {
-            KeepSpecial::Always => true,
+            KeepSpecial::Always | KeepSpecial::FromIds => true,
             KeepSpecial::WithTools => tools_declared && !tool_choice_none,
-            KeepSpecial::ToolsPresent => tools_declared,
         }
     }
 }
@@ -65,7 +67,8 @@ impl SpecialRule {
     /// and for a request without tools.
     pub fn skip(&self, requested: Option<bool>, tools_declared: bool, tool_choice_none: bool) -> bool {
         let skip = requested.unwrap_or(true);
-        if !skip {
+        let from_ids = |r: Option<Option<KeepSpecial>>| r.flatten() == Some(KeepSpecial::FromIds);
+        if !skip || from_ids(self.reasoning) || from_ids(self.tools) {
             return false;
         }
         let adjusts = self.reasoning.is_some() || (self.tools.is_some() && !tool_choice_none);
@@ -95,6 +98,9 @@ mod tests {
         let none = SpecialRule { reasoning: Some(None), tools: Some(Some(KeepSpecial::Always)) };
         // The tool parser's adjust_request runs with the reasoning parser's.
         assert!(!none.skip(None, false, true));
+        // Harmony is parsed from ids in vLLM: its markers always stay.
+        let harmony = SpecialRule { reasoning: None, tools: Some(Some(KeepSpecial::FromIds)) };
+        assert!(!harmony.skip(None, false, true));
         let plain = SpecialRule { reasoning: None, tools: Some(None) };
         assert!(plain.skip(None, true, false));
         assert!(!plain.skip(Some(false), true, false));

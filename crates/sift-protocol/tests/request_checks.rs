@@ -73,6 +73,7 @@ fn skip_special_tokens_as_vllm_decides() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/skip_special_tokens.json"))
             .unwrap();
     let t: Value = serde_json::from_str(&text).unwrap();
+    let mut wrong = vec![];
     for case in t["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
         let reg = sift_core::Registry::builtin();
@@ -80,8 +81,12 @@ fn skip_special_tokens_as_vllm_decides() {
         let mut body = case["request"].clone();
         body["messages"] = json!([{"role": "user", "content": "hi"}]);
         let c = ChatCompletionRequest::from_value(body).unwrap().check().unwrap();
-        assert_eq!(c.skips_special_tokens(&f), case["skip"].as_bool().unwrap(), "{name}: {}", case["why"]);
+        let want = case.get("sift_skip").unwrap_or(&case["skip"]).as_bool().unwrap();
+        if c.skips_special_tokens(&f) != want {
+            wrong.push(format!("{name}: vLLM skips {} ({})", case["skip"], case["why"]));
+        }
     }
+    assert!(wrong.is_empty(), "{} differ:\n{}", wrong.len(), wrong.join("\n"));
 }
 
 #[test]

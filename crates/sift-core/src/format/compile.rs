@@ -145,6 +145,7 @@ fn content_spec() -> FormatSpec {
         template_init: None,
         drop_content_after_calls: false,
         keep_special_tokens: None,
+        alias_keep_special_tokens: BTreeMap::new(),
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
@@ -155,7 +156,7 @@ fn content_spec() -> FormatSpec {
 
 /// A format file's `keep_special_tokens`, read.
 fn keep_special(spec: &FormatSpec) -> Result<Option<crate::special::KeepSpecial>, FormatError> {
-    spec.keep_special_tokens.as_deref().map(crate::special::KeepSpecial::parse).transpose()
+    Ok(spec.keep_special_tokens.as_deref().map(crate::special::KeepSpecial::parse).transpose()?.flatten())
 }
 
 /// Composes and compiles a reasoning grammar (None: plain content) with a

@@ -86,10 +86,14 @@ pub struct FormatSpec {
     pub drop_content_after_calls: bool,
     /// When vLLM's `adjust_request` for this parser turns
     /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
-    /// `tool_choice` not `none`) or `tools_present`; absent: never (see
+    /// `tool_choice` not `none`) or `never` (the default; see
     /// [`crate::special`]).
     #[serde(default)]
     pub keep_special_tokens: Option<String>,
+    /// `keep_special_tokens` for an alias whose vLLM parser class decides
+    /// otherwise (`{ qwen3_json = "with_tools" }`); each key must be an alias.
+    #[serde(default)]
+    pub alias_keep_special_tokens: BTreeMap<String, String>,
     /// Reasoning formats: literal escape sequences (`\n`, `\r\n`) in reasoning
     /// and content are rewritten as the characters they stand for, outside
     /// code spans, code blocks and LaTeX (MiniCPM-V's tokenizer decodes a
