@@ -276,8 +276,16 @@ impl Engine {
                             self.env_try_commit(out);
                             Step::Took(n + 1)
                         }
-                        // The whole string is the call's text, however it was cut.
-                        _ => Step::FailAfter(n + 1),
+                        // The whole string is the call's text, however it was cut;
+                        // an empty name makes the call nameless, so that text is
+                        // content even where uncommitted calls are dropped.
+                        Ok(_) => {
+                            if let Some(c) = &mut self.call {
+                                c.nameless = true;
+                            }
+                            Step::FailAfter(n + 1)
+                        }
+                        Err(_) => Step::FailAfter(n + 1),
                     }
                 }
                 None => {

@@ -812,6 +812,13 @@ impl Engine {
             }
         };
         if name.is_empty() {
+            // No name: the format's `uncommitted` policy, or content where
+            // vLLM would answer a call named "" (`nameless_args`).
+            if self.fmt.calls.nameless_args {
+                if let Some(c) = &mut self.call {
+                    c.nameless = true;
+                }
+            }
             return;
         }
         self.commit(name, id, out);
