@@ -19,12 +19,20 @@
 //!   "prompt": "…", "prompt_tokens": 0,    // optional: rendered prompt (end) and its size
 //!   "id": "chatcmpl-…", "created": 0,     // optional: fixed response id and time
 //!   "id_seed": 1,                          // optional: reproducible call ids
-//!   "reasoning_field": "reasoning"         // or "reasoning_content"
+//!   "reasoning_field": "reasoning",        // or "reasoning_content"
+//!   "special_markers": ["[TOOL_CALLS]"],   // optional: spellings skip_special_tokens removes without a tokenizer
+//!   "vllm_text_loss": false                // optional: vLLM's answer where it drops text into no field
 //! }
 //! ```
 //!
 //! The positional OUTPUT may stand in for the wrapper's output too, but not
 //! beside it: two outputs, or none, is a [`OutputError`].
+//!
+//! `skip_special_tokens` follows vLLM: the request's field (default true),
+//! turned off by the parsers' rules. With `--tokenizer` the output is
+//! detokenized with special tokens skipped when it applies; without one only
+//! the file's `special_markers` are removed (text alone does not say which
+//! markers were special tokens, so Sift does not guess).
 //!
 //! Without `--stream` (and without `"stream": true` in the request) the
 //! one-shot response is printed as JSON; otherwise the SSE stream, cut in
@@ -40,6 +48,7 @@ use sift_core::Registry;
 use sift_protocol::{
     complete, ChatCompletionRequest, FinishReason, IdStyle, Options, ReasoningField, ResponseMeta, Session,
 };
+use sift_tokenizers::MarkerStrip;
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -111,6 +120,10 @@ struct File {
     id_seed: Option<u64>,
     #[serde(default)]
     reasoning_field: Option<String>,
+    #[serde(default)]
+    special_markers: Vec<String>,
+    #[serde(default)]
+    vllm_text_loss: bool,
 }
 
 /// Reads FILE: a wrapper (an object with a `request` key) as is, anything
@@ -199,9 +212,30 @@ pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
         Some(v) => Some(v.encode(&output)?),
         None => None,
     };
+    // vLLM's skip_special_tokens: the skipped ids never reach the parser.
+    let skip = req.skips_special_tokens(&factory);
+    let keep_ids = |ids: &[u32]| -> Vec<u32> {
+        match &view {
+            Some(v) if skip => ids.iter().copied().filter(|&i| !v.is_special(i)).collect(),
+            _ => ids.to_vec(),
+        }
+    };
+    let mut strip =
+        MarkerStrip::new(if skip && view.is_none() { file.special_markers.clone() } else { vec![] });
+    let raw = output.clone();
+    let output = match (&view, &ids) {
+        (Some(v), Some(ids)) if skip => v.decode_with(ids, true),
+        _ if !strip.is_empty() => {
+            let mut m = strip.clone();
+            m.push(&output) + &m.finish()
+        }
+        _ => output,
+    };
+    let ids = ids.as_deref().map(keep_ids);
     let opts = Options {
         id_style: IdStyle::for_tool_parser(tools.as_deref()),
         reasoning_field: field,
+        vllm_text_loss: file.vllm_text_loss,
         ..Options::default()
     };
     let prefix = match a.api {
@@ -232,11 +266,12 @@ pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
         Ok(())
     };
     match (&view, &ids) {
-        (Some(v), Some(ids)) => {
-            let mut det = v.detokenizer();
-            for &id in ids {
+        (Some(v), Some(_)) => {
+            // Token by token from the raw output's ids, skipping as vLLM would.
+            let mut det = v.detokenizer_with(skip);
+            for id in v.encode(&raw)? {
                 let t = det.push(id).unwrap_or_default();
-                emit(s.push(&t, Some(&[id]), None))?;
+                emit(s.push(&t, Some(&keep_ids(&[id])), None))?;
             }
             let rest = det.finish();
             emit(s.finish_with(&rest, Some(&[]), None, engine))?;
@@ -244,12 +279,12 @@ pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
         _ => {
             let deltas: Vec<&str> = match &file.deltas {
                 Some(d) => d.iter().map(String::as_str).collect(),
-                None => stream_chunks(&output, Some(4)),
+                None => stream_chunks(&raw, Some(4)),
             };
             for d in deltas {
-                emit(s.push(d, None, None))?;
+                emit(s.push(&strip.push(d), None, None))?;
             }
-            emit(s.finish(engine))?;
+            emit(s.finish_with(&strip.finish(), None, None, engine))?;
         }
     }
     Ok(())

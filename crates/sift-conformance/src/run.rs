@@ -4,7 +4,7 @@ use crate::answer::{delta_json, message_json, Answer};
 use crate::case::Case;
 use serde_json::{json, Value};
 use sift_core::{Delta, Folder, Message, ParserFactory, Registry, Request, ToolChoice, Tools};
-use sift_tokenizers::{named_tokenizer_path, TokenizerView};
+use sift_tokenizers::{named_tokenizer_path, MarkerStrip, TokenizerView};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,6 +37,7 @@ pub fn read_request(v: &Value) -> (Request, bool) {
     r.chat_template_kwargs = v.get("chat_template_kwargs").cloned().filter(|k| !k.is_null());
     r.prompt = v.get("prompt_text").and_then(Value::as_str).map(str::to_string);
     r.init_kwargs = v.get("parser_init_kwargs").cloned().filter(|k| !k.is_null());
+    r.vllm_text_loss = v.get("vllm_text_loss").and_then(Value::as_bool).unwrap_or(false);
     let parallel = v.get("parallel_tool_calls").and_then(Value::as_bool).unwrap_or(true);
     (r, parallel)
 }
@@ -65,6 +66,21 @@ pub fn stream_chunks(text: &str, bytes_per_delta: Option<usize>) -> Vec<&str> {
         out.push(&text[start..]);
     }
     out
+}
+
+/// Whether the case asks for the serving path's `skip_special_tokens`: its
+/// request carries vLLM's field (absent: the parsers are called directly on
+/// the text, as vLLM's tests do). The pair's `keep_special_tokens` rules
+/// decide, as vLLM's `adjust_request` does.
+fn skips_special(factory: &ParserFactory, v: &Value) -> bool {
+    let Some(requested) = v.get("skip_special_tokens").and_then(Value::as_bool) else { return false };
+    let tools = v.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+    let choice_none = match v.get("tool_choice") {
+        Some(Value::String(s)) => s == "none",
+        Some(Value::Null) | None => !tools,
+        Some(_) => false,
+    };
+    factory.format().skips_special_tokens(Some(requested), tools, choice_none)
 }
 
 /// Keeps only call index 0 (`parallel_tool_calls: false`).
@@ -146,11 +162,41 @@ impl Runner {
             },
             None => None,
         };
+        // vLLM's serving path with special tokens skipped: the text is what
+        // the detokenizer gives with them skipped (with a tokenizer), or the
+        // text with the case's `special_markers` removed (without one), and
+        // the skipped ids never reach the parser, whose markers then match
+        // the text that is left.
+        let skip = skips_special(&factory, &case.request);
+        let strip_list: Vec<String> = match case.request.get("special_markers") {
+            Some(Value::Array(a)) if skip => a.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            _ => vec![],
+        };
+        let keep_ids = |ids: &[u32]| -> Vec<u32> {
+            match &view {
+                Some(v) if skip => ids.iter().copied().filter(|&i| !v.is_special(i)).collect(),
+                _ => ids.to_vec(),
+            }
+        };
+        let skipped_text;
+        let text: &str = match (&view, &ids) {
+            (Some(v), Some(ids)) if skip => {
+                skipped_text = v.decode_with(ids, true);
+                &skipped_text
+            }
+            _ if !strip_list.is_empty() => {
+                let mut m = MarkerStrip::new(strip_list.iter().cloned());
+                skipped_text = m.push(text) + &m.finish();
+                &skipped_text
+            }
+            _ => text,
+        };
+        let one_ids = ids.as_deref().map(keep_ids);
 
         // One shot.
         let mut d = Delta::default();
         let mut p = factory.parser(&req);
-        p.push_into(text, ids.as_deref(), &mut d);
+        p.push_into(text, one_ids.as_deref(), &mut d);
         p.finish_into(&mut d);
         if !parallel {
             first_call_only(&mut d);
@@ -172,33 +218,42 @@ impl Runner {
                 deltas.push(d);
             }
         };
+        // Text-only chunks pass through the case's marker stripper (a no-op
+        // without `special_markers`); a case's exact chunks are the raw output.
+        let mut strip = MarkerStrip::new(strip_list.iter().cloned());
+        let raw = &case.model_output;
         match (&spec.chunks, spec.unit.as_deref(), &view, &ids) {
             (Some(chunks), _, _, _) => {
                 for c in chunks {
-                    feed(&mut p, c, None);
+                    let c = strip.push(c);
+                    feed(&mut p, &c, None);
                 }
             }
             (None, Some("bytes"), _, _) => {
-                for c in stream_chunks(text, Some(spec.size.unwrap_or(1))) {
-                    feed(&mut p, c, None);
+                for c in stream_chunks(raw, Some(spec.size.unwrap_or(1))) {
+                    let c = strip.push(c);
+                    feed(&mut p, &c, None);
                 }
             }
             (None, _, Some(v), Some(ids)) => {
                 let n = spec.size.unwrap_or(1).max(1);
-                let mut det = v.detokenizer();
+                let mut det = v.detokenizer_with(skip);
                 for group in ids.chunks(n) {
                     let t = det.push_ids(group);
-                    feed(&mut p, &t, Some(group));
+                    feed(&mut p, &t, Some(&keep_ids(group)));
                 }
                 let rest = det.finish();
                 feed(&mut p, &rest, Some(&[]));
             }
             _ => {
-                for c in stream_chunks(text, None) {
-                    feed(&mut p, c, None);
+                for c in stream_chunks(raw, None) {
+                    let c = strip.push(c);
+                    feed(&mut p, &c, None);
                 }
             }
         }
+        let rest = strip.finish();
+        feed(&mut p, &rest, None);
         let mut last = p.finish();
         if !parallel {
             first_call_only(&mut last);

@@ -26,6 +26,7 @@ mod post;
 mod pylit;
 pub mod registry;
 pub mod schema;
+pub mod special;
 pub mod token;
 
 pub use error::FormatError;

@@ -74,6 +74,12 @@ pub struct Request {
     pub init_kwargs: Option<Value>,
     /// Seed for generated call ids (deterministic tests); random when `None`.
     pub id_seed: Option<u64>,
+    /// Reproduce vLLM's one-shot answer where it loses text that lands in no
+    /// field (default false: Sift keeps the text): the content a family's
+    /// vLLM parser drops after a call (`drop_content_after_calls`, `lost`
+    /// text in its format file) or around calls (`text_with_calls = "drop"`);
+    /// `docs/deviations.md` lists the families.
+    pub vllm_text_loss: bool,
 }
 
 impl Default for Request {
@@ -87,6 +93,7 @@ impl Default for Request {
             reasoning_effort: None,
             init_kwargs: None,
             id_seed: None,
+            vllm_text_loss: false,
         }
     }
 }
@@ -255,6 +262,7 @@ impl ParserFactory {
             id_seed: req.id_seed,
             named,
             choice,
+            vllm_text_loss: req.vllm_text_loss,
         };
         let mut engine = Engine::new(Arc::clone(fmt), start, set);
         if let Some(p) = prime {
@@ -262,7 +270,9 @@ impl ParserFactory {
             let from = fmt.prompt_turns.iter().filter_map(|t| p.rfind(t.as_str())).max().unwrap_or(0);
             engine.prime(&p[from..]);
         }
-        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop");
+        // vLLM's answer drops the text around calls into no field: Sift keeps
+        // it unless the request asks for vLLM's text loss.
+        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop") && req.vllm_text_loss;
         let post = crate::post::Post::new(
             drop_text,
             fmt.recover_newlines,

@@ -3,8 +3,9 @@
 //! the text at hand. Each is a format option, off by default; a parser whose
 //! format uses none of them never goes through this module.
 //!
-//! - `text_with_calls = "drop"` (tool formats): the text around calls is
-//!   dropped when the output has a call. Content is held until the output
+//! - `text_with_calls = "drop"` (tool formats), with the request's
+//!   `vllm_text_loss`: the text around calls is dropped when the output has
+//!   a call (vLLM's answer; by default Sift keeps it). Content is held until the output
 //!   ends or the first call appears (then the held text is discarded and
 //!   later content dropped as it comes).
 //! - `recover_newlines` (reasoning formats): literal escapes (`\n`, `\r`,

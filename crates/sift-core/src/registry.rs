@@ -42,8 +42,26 @@ impl Registry {
             Kind::Reasoning => &mut self.reasoning,
             Kind::Tools => &mut self.tools,
         };
+        for (alias, keep) in &spec.alias_keep_special_tokens {
+            crate::special::KeepSpecial::parse(keep)?;
+            if !spec.aliases.contains(alias) {
+                return Err(FormatError::BadMode {
+                    state: "alias_keep_special_tokens".into(),
+                    mode: alias.clone(),
+                });
+            }
+        }
         for n in std::iter::once(&spec.name).chain(&spec.aliases) {
-            map.insert(n.clone(), Arc::clone(&spec));
+            // An alias with its own `skip_special_tokens` rule gets its own spec.
+            let named = match spec.alias_keep_special_tokens.get(n) {
+                Some(keep) => {
+                    let mut s = (*spec).clone();
+                    s.keep_special_tokens = Some(keep.clone());
+                    Arc::new(s)
+                }
+                None => Arc::clone(&spec),
+            };
+            map.insert(n.clone(), named);
         }
         Ok(spec)
     }

@@ -6,8 +6,10 @@
 //! to a vocabulary. Per-token work is then integer comparison only.
 //!
 //! Invariants:
-//! - a marker that a format declares `token = true` must resolve to exactly one
-//!   id, or binding fails with [`crate::FormatError::MissingToken`];
+//! - a marker that a format declares `token = true, required_token = true`
+//!   must resolve to exactly one id, or binding fails with
+//!   [`crate::FormatError::MissingToken`]; a `token = true` marker that does
+//!   not resolve is matched in text;
 //! - [`ReasoningCounter`] never goes negative and counts nested start markers once.
 
 /// A vocabulary that can name the single token id of a marker.

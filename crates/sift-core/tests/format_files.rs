@@ -182,8 +182,7 @@ text = { kind = "envelope", fail = "a" }
 }
 
 #[test]
-fn missing_token_is_named_at_bind_time() {
-    let f = Registry::builtin().factory(Some("qwen3"), Some("hermes")).unwrap();
+fn missing_required_token_is_named_at_bind_time() {
     // A vocabulary that knows every marker except `</think>`.
     let vocab = |m: &str| {
         if m == "</think>" {
@@ -192,9 +191,16 @@ fn missing_token_is_named_at_bind_time() {
             Some(m.len() as u32 + 1000)
         }
     };
+    // vLLM's DeepSeek-R1 parser raises in its constructor without the token.
+    let f = Registry::builtin().factory(Some("deepseek_r1"), Some("hermes")).unwrap();
     let e = f.bind(&vocab).unwrap_err();
     assert_eq!(e, FormatError::MissingToken { marker: "</think>".into() });
     assert!(e.to_string().contains("</think>"));
+    // Qwen3's only searches for it: the marker falls back to text matching,
+    // so its spelling still ends reasoning when ids are given.
+    let f = Registry::builtin().factory(Some("qwen3"), Some("hermes")).unwrap().bind(&vocab).unwrap();
+    let m = f.parse(&Request::default(), "a</think>b", Some(&[1, 2, 3]));
+    assert_eq!((m.reasoning.as_deref(), m.content.as_deref()), (Some("a"), Some("b")));
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! `include_reasoning`, `reasoning_effort`, a prompt tail), any output —
 //! random "marker soup" of spellings, partial spellings, JSON and XML
 //! fragments and arbitrary characters — parses without panicking,
-//! streaming it in random cuts gives exactly the one-shot message, and the
-//! lexer never holds back a marker's length or more.
+//! streaming it in random cuts gives exactly the one-shot message, the
+//! lexer never holds back a marker's length or more, and no tool call ever
+//! has an empty name (a call that never got one is content or dropped).
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 512 (a longer
 //! search: `SIFT_FUZZ_CASES=20000 cargo test --release -p sift-core --test no_panic`).
@@ -37,6 +38,10 @@ fn pairs() -> &'static Vec<Pair> {
                 }
                 for f in [
                     "{\"name\": \"f\", \"arguments\": {",
+                    // Calls whose name is empty or blank must never commit.
+                    "{\"name\": \"\", \"arguments\": {}}",
+                    "{\"name\": \" \", \"parameters\": {}}",
+                    "[(x=1)]",
                     "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}",
                     "\"x\": [1, 2.5, true, null]",
                     "}",
@@ -168,6 +173,8 @@ proptest! {
             let streamed = stream(&pair.factory, &req, &text, &sorted);
             prop_assert_eq!(&streamed, &one, "pair {} text {:?} cuts {:?}", pair.factory.format().name(), text, sorted);
             for c in &one.tool_calls {
+                prop_assert!(!c.name.trim().is_empty(),
+                    "pair {} made a call with the empty name {:?} from {:?}", pair.factory.format().name(), c.name, text);
                 prop_assert!(serde_json::from_str::<serde_json::Value>(&c.arguments).is_ok(),
                     "pair {} arguments {:?} not JSON for {:?}", pair.factory.format().name(), c.arguments, text);
             }

@@ -113,6 +113,8 @@ pub struct CheckedRequest {
     pub prompt: Option<String>,
     /// Seed for generated call ids (deterministic output); random when `None`.
     pub id_seed: Option<u64>,
+    /// The request's own `skip_special_tokens` (`None`: vLLM's default, true).
+    pub skip_special_tokens: Option<bool>,
 }
 
 impl ChatCompletionRequest {
@@ -154,6 +156,7 @@ impl ChatCompletionRequest {
             core_tools,
             parallel_tool_calls: self.parallel_tool_calls.unwrap_or(true),
             include_reasoning: self.include_reasoning.unwrap_or(true),
+            skip_special_tokens: self.skip_special_tokens,
             stream,
             include_usage: stream
                 && self.stream_options.as_ref().and_then(|o| o.include_usage).unwrap_or(false),
@@ -257,7 +260,22 @@ impl CheckedRequest {
             reasoning_effort: self.reasoning_effort.clone(),
             init_kwargs: None,
             id_seed: self.id_seed,
+            vllm_text_loss: false,
         }
+    }
+
+    /// Whether the engine must detokenize this request's output with special
+    /// tokens skipped, as vLLM does: the request's `skip_special_tokens`
+    /// (default true), turned off by the pair's `adjust_request` rules
+    /// (`keep_special_tokens` in its format files). The caller applies it
+    /// where text is made: with a tokenizer, `sift_tokenizers`'
+    /// `Detokenizer::with_skip` (and the skipped ids are not passed on);
+    /// with text only, a `MarkerStrip` over the spellings the deployment
+    /// lists, since text alone does not say which markers were special.
+    pub fn skips_special_tokens(&self, factory: &sift_core::ParserFactory) -> bool {
+        let tools = !self.tools.is_empty();
+        let none = self.tool_choice == ToolChoiceMode::None;
+        factory.format().skips_special_tokens(self.skip_special_tokens, tools, none)
     }
 
     /// Whether tool calls may appear in the output at all.

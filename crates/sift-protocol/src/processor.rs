@@ -81,6 +81,9 @@ pub struct Options {
     /// matches no special-token marker when given ids without a binding, so
     /// turn this off when ids are only for usage and `token_ids`.
     pub match_markers_by_id: bool,
+    /// Reproduce vLLM's answers where they lose text that lands in no field
+    /// (`sift_core::Request::vllm_text_loss`; default false).
+    pub vllm_text_loss: bool,
 }
 
 impl Default for Options {
@@ -90,6 +93,7 @@ impl Default for Options {
             reasoning_field: ReasoningField::Reasoning,
             reasoning_counter: None,
             match_markers_by_id: true,
+            vllm_text_loss: false,
         }
     }
 }
@@ -181,7 +185,8 @@ pub struct ChoiceProcessor {
 impl ChoiceProcessor {
     /// A processor for one choice of a checked request.
     pub fn new(factory: &ParserFactory, req: &CheckedRequest, opts: &Options) -> ChoiceProcessor {
-        let parser = factory.parser(&req.to_core());
+        let parser =
+            factory.parser(&sift_core::Request { vllm_text_loss: opts.vllm_text_loss, ..req.to_core() });
         let counter = opts.reasoning_counter.clone().or_else(|| {
             let (start, end) = factory.format().reasoning_token_ids()?;
             // The core names its reasoning state `reasoning` in every built-in format.

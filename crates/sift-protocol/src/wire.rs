@@ -39,6 +39,11 @@ pub struct ChatCompletionRequest {
     /// `false`: no reasoning in the output (default true; vLLM extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_reasoning: Option<bool>,
+    /// Whether the detokenizer skips special tokens (default true; vLLM
+    /// extension, which the parsers' rules may turn off: see
+    /// [`crate::CheckedRequest::skips_special_tokens`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_special_tokens: Option<bool>,
     /// Arguments for the chat template (thinking switches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_template_kwargs: Option<Map<String, Value>>,

@@ -9,7 +9,7 @@
 //! - `tool_choice: none` sends no call, `parallel_tool_calls: false` at most
 //!   one, a named choice only that function (unless the family writes a
 //!   named choice in its own format, where vLLM returns what it wrote);
-//! - every call has an id, and JSON arguments;
+//! - every call has an id, a non-empty name, and JSON arguments;
 //! - in the Responses and Anthropic dialects, the stream folds to exactly
 //!   the one-shot answer: the same items (blocks) in the same order, added
 //!   in output order; items (blocks) never overlap: one is open at a time,
@@ -49,6 +49,7 @@ fn pairs() -> &'static Vec<Pair> {
                     "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
                     "[{\"name\": \"f\", \"parameters\": {\"x\": 1}}]",
                     "{\"x\": 1}",
+                    "{\"name\": \"\", \"arguments\": {}}",
                     "get_weather",
                     "{",
                     "}",
@@ -195,9 +196,10 @@ proptest! {
             prop_assert!(m.tool_calls.len() <= 1, "parallel_tool_calls false: {} {:?}", name, text);
         }
         for c in &m.tool_calls {
-            // The name may be empty where vLLM's parser gives one (Mistral's
-            // `[TOOL_CALLS]{…}`); the id never is.
+            // A call that never got a name is content or dropped, never a
+            // call (even where vLLM's parser answers one named "").
             prop_assert!(!c.id.is_empty(), "{} {:?}: {:?}", name, text, c);
+            prop_assert!(!c.name.trim().is_empty(), "empty name: {} {:?}: {:?}", name, text, c);
             prop_assert!(serde_json::from_str::<Value>(&c.arguments).is_ok(),
                 "{} {:?}: arguments {:?}", name, text, c.arguments);
             if named && !pair.factory.format().choice_in_own_format() {

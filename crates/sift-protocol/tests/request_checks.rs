@@ -68,6 +68,28 @@ fn request_checks() {
 }
 
 #[test]
+fn skip_special_tokens_as_vllm_decides() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/skip_special_tokens.json"))
+            .unwrap();
+    let t: Value = serde_json::from_str(&text).unwrap();
+    let mut wrong = vec![];
+    for case in t["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let reg = sift_core::Registry::builtin();
+        let f = reg.factory(case["reasoning_parser"].as_str(), case["tool_parser"].as_str()).unwrap();
+        let mut body = case["request"].clone();
+        body["messages"] = json!([{"role": "user", "content": "hi"}]);
+        let c = ChatCompletionRequest::from_value(body).unwrap().check().unwrap();
+        let want = case.get("sift_skip").unwrap_or(&case["skip"]).as_bool().unwrap();
+        if c.skips_special_tokens(&f) != want {
+            wrong.push(format!("{name}: vLLM skips {} ({})", case["skip"], case["why"]));
+        }
+    }
+    assert!(wrong.is_empty(), "{} differ:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+#[test]
 fn error_body_is_openai_shaped() {
     let e = ProtocolError::ToolChoiceWithoutTools;
     assert_eq!(

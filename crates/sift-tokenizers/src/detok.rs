@@ -10,9 +10,13 @@
 //! with the previous tokens as context is what keeps byte-level BPE pieces and
 //! SentencePiece leading spaces exact.
 //!
+//! With `skip_special` ([`Detokenizer::with_skip`], vLLM's request field
+//! `skip_special_tokens`) every window is decoded with special tokens
+//! skipped, so their text never appears.
+//!
 //! Invariant: for any ids, the concatenation of everything released by
 //! [`Detokenizer::push`] and [`Detokenizer::finish`] equals
-//! [`TokenizerView::decode`] of all ids, whenever the tokenizer's decode of a
+//! [`TokenizerView::decode_with`] of all ids (with the same `skip_special`), whenever the tokenizer's decode of a
 //! window is a prefix of its decode of any extension of that window (true for
 //! byte-level BPE, Metaspace and byte-fallback decoders).
 
@@ -27,25 +31,36 @@ pub struct Detokenizer {
     read: usize,
     /// `decode(ids[..read])`, cached.
     prefix: String,
+    /// Special tokens are skipped (vLLM's `skip_special_tokens`).
+    skip_special: bool,
 }
 
 impl Detokenizer {
     /// A detokenizer at the start of a sequence.
     pub fn new(view: &TokenizerView) -> Self {
-        Detokenizer { view: view.clone(), ids: Vec::new(), read: 0, prefix: String::new() }
+        Self::with_skip(view, false)
+    }
+
+    /// A detokenizer that skips special tokens when `skip_special` is set.
+    pub fn with_skip(view: &TokenizerView, skip_special: bool) -> Self {
+        Detokenizer { view: view.clone(), ids: Vec::new(), read: 0, prefix: String::new(), skip_special }
+    }
+
+    fn decode(&self, ids: &[u32]) -> String {
+        self.view.decode_with(ids, self.skip_special)
     }
 
     /// Feeds one id; returns the text it completes, if any.
     pub fn push(&mut self, id: u32) -> Option<String> {
         self.ids.push(id);
-        let text = self.view.decode(&self.ids);
+        let text = self.decode(&self.ids);
         if text.len() <= self.prefix.len() || text.ends_with(char::REPLACEMENT_CHARACTER) {
             return None;
         }
         let released = after_prefix(&self.prefix, &text).to_string();
         self.ids.drain(..self.read);
         self.read = self.ids.len();
-        self.prefix = self.view.decode(&self.ids);
+        self.prefix = self.decode(&self.ids);
         Some(released)
     }
 
@@ -65,7 +80,7 @@ impl Detokenizer {
         if !self.has_pending() {
             return String::new();
         }
-        let text = self.view.decode(&self.ids);
+        let text = self.decode(&self.ids);
         after_prefix(&self.prefix, &text).to_string()
     }
 }

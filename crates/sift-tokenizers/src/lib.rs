@@ -10,6 +10,8 @@
 //! - [`Detokenizer`]: incremental detokenization that releases only complete
 //!   text, so that the concatenation of everything released for a sequence of
 //!   ids equals [`TokenizerView::decode`] of those ids;
+//! - [`MarkerStrip`]: `skip_special_tokens` for text without a tokenizer,
+//!   removing the spellings a caller lists (never guessed);
 //! - [`assets_dir`] / [`named_tokenizer_path`]: where the real tokenizer files
 //!   fetched by `scripts/fetch-assets.sh` live.
 //!
@@ -18,9 +20,11 @@
 mod assets;
 mod detok;
 mod error;
+mod strip;
 mod view;
 
 pub use assets::{assets_dir, named_tokenizer_path, TOKENIZER_NAMES};
 pub use detok::Detokenizer;
 pub use error::TokenizerError;
+pub use strip::MarkerStrip;
 pub use view::TokenizerView;

@@ -5,6 +5,9 @@
 //!   recognises added/special-token spellings in the text as their single ids,
 //!   which is how a model's own output is tokenized;
 //! - [`TokenizerView::decode`] never skips special tokens;
+//!   [`TokenizerView::decode_with`] skips them on request, as vLLM's
+//!   detokenizer does with `skip_special_tokens` (tokens the tokenizer marks
+//!   `special`; non-special added tokens such as Qwen3's `<tool_call>` stay);
 //! - [`sift_core::Vocab::token_id`] returns `Some(id)` only when the marker is
 //!   exactly one token whose decode is the marker itself;
 //! - the view is cheap to clone (the tokenizer sits behind an `Arc`).
@@ -90,7 +93,19 @@ impl TokenizerView {
     /// a decoder error (none of HuggingFace's built-in decoders raises one)
     /// decodes to the empty string.
     pub fn decode(&self, ids: &[u32]) -> String {
-        self.inner.decode(ids, false).unwrap_or_default()
+        self.decode_with(ids, false)
+    }
+
+    /// The text of `ids`, special tokens skipped when `skip_special` is set
+    /// (HuggingFace's `decode(ids, skip_special_tokens)`).
+    pub fn decode_with(&self, ids: &[u32], skip_special: bool) -> String {
+        self.inner.decode(ids, skip_special).unwrap_or_default()
+    }
+
+    /// Whether `id` is an added token the tokenizer marks special (what
+    /// `skip_special_tokens` removes).
+    pub fn is_special(&self, id: u32) -> bool {
+        self.inner.get_added_tokens_decoder().get(&id).is_some_and(|t| t.special)
     }
 
     /// The vocabulary entry of an id (byte-level encoded for byte-level BPE).
@@ -107,6 +122,12 @@ impl TokenizerView {
     /// A fresh incremental detokenizer over this tokenizer.
     pub fn detokenizer(&self) -> Detokenizer {
         Detokenizer::new(self)
+    }
+
+    /// A fresh incremental detokenizer that skips special tokens when
+    /// `skip_special` is set (vLLM's `skip_special_tokens`).
+    pub fn detokenizer_with(&self, skip_special: bool) -> Detokenizer {
+        Detokenizer::with_skip(self, skip_special)
     }
 }
 

@@ -11,7 +11,7 @@
 //! seen so far, which is what keeps streaming equal to one-shot.
 
 use super::{ArgsW, Engine, RawJson};
-use crate::format::compiled::EnvelopeCfg;
+use crate::format::compiled::{EnvelopeCfg, Mode};
 use crate::json::{JsonScanner, Scan};
 use crate::message::Delta;
 
@@ -31,6 +31,11 @@ enum Phase {
     ArrAfter,
     Between,
     Trail,
+    /// The envelope closed cleanly (the array's `]`, or an object with no
+    /// separator after it): what follows is swallowed like `Trail`, unless
+    /// the `done` state is `lost` text (vLLM drops it into no field), which
+    /// then decides whether it is content.
+    Closed,
     /// `single`: the object closed; whatever follows goes to `done`.
     Single,
 }
@@ -271,8 +276,16 @@ impl Engine {
                             self.env_try_commit(out);
                             Step::Took(n + 1)
                         }
-                        // The whole string is the call's text, however it was cut.
-                        _ => Step::FailAfter(n + 1),
+                        // The whole string is the call's text, however it was cut;
+                        // an empty name makes the call nameless, so that text is
+                        // content even where uncommitted calls are dropped.
+                        Ok(_) => {
+                            if let Some(c) = &mut self.call {
+                                c.nameless = true;
+                            }
+                            Step::FailAfter(n + 1)
+                        }
+                        Err(_) => Step::FailAfter(n + 1),
                     }
                 }
                 None => {
@@ -298,12 +311,14 @@ impl Engine {
                     Step::Took(1)
                 }
                 b']' => {
-                    env.phase = Phase::Trail;
+                    env.phase = Phase::Closed;
                     Step::Took(1)
                 }
                 _ => Step::Done,
             },
             Phase::Trail => Step::Took(bytes.len() - i),
+            Phase::Closed if matches!(self.fmt.states[cfg.done as usize].mode, Mode::Lost) => Step::Done,
+            Phase::Closed => Step::Took(bytes.len() - i),
             Phase::Single => Step::Done,
         }
     }
@@ -388,7 +403,7 @@ impl Engine {
         } else if cfg.separator.is_some() {
             Phase::Between
         } else {
-            Phase::Trail
+            Phase::Closed
         };
         Step::Took(1)
     }

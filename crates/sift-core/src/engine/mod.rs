@@ -53,6 +53,8 @@ pub(crate) struct Settings {
     /// `tool_choice` named, written in the family's own format: with
     /// `known_names_only`, a call to another function is not a call.
     pub choice: Option<String>,
+    /// Follow vLLM where it drops text into no field (see `Request`).
+    pub vllm_text_loss: bool,
 }
 
 #[derive(Debug)]
@@ -94,6 +96,10 @@ struct OpenCall {
     closed: bool,
     /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
     held: Option<String>,
+    /// A commit was refused because the name was empty: the call's text is
+    /// content even where the format drops uncommitted calls, since the model
+    /// did write a call-shaped thing that no field would otherwise hold.
+    nameless: bool,
 }
 
 /// The per-request state.
@@ -449,6 +455,7 @@ impl Engine {
             Content,
             Reasoning,
             Drop,
+            Lost,
             Name,
             ParamName,
             ParamValue,
@@ -474,10 +481,11 @@ impl Engine {
             Mode::Content => K::Content,
             Mode::Reasoning => K::Reasoning,
             Mode::Drop => K::Drop,
+            Mode::Lost => K::Lost,
             Mode::Name(_) => K::Name,
             Mode::ParamName => K::ParamName,
             Mode::ParamValue => K::ParamValue,
-            Mode::Args => K::Args,
+            Mode::Args(_) => K::Args,
             Mode::Envelope(_) => K::Envelope,
             Mode::Relaxed(_) => K::Relaxed,
             Mode::RelaxedStr => K::RelaxedStr,
@@ -501,6 +509,9 @@ impl Engine {
                 }
             }
             K::Drop => self.record(s),
+            // Kept as content: vLLM's answer would put it in no field.
+            K::Lost if self.set.vllm_text_loss => self.record(s),
+            K::Lost => out.push_content(s),
             K::Blank => {
                 if let Some(i) = self.blank_text(s) {
                     return Some(i);
@@ -535,12 +546,28 @@ impl Engine {
                         self.commit(name, None, out);
                     }
                 }
-                self.record(s);
+                let mut used = s.len();
+                let mut closed = false;
                 self.with_args(out, |a, o| {
                     if let ArgsW::Raw(r) = a {
-                        r.feed(s, true, o);
+                        used = r.feed(s, true, o);
+                        closed = r.stopped() && r.complete();
                     }
                 });
+                let done = match &self.fmt.states[self.state as usize].mode {
+                    Mode::Args(d) => *d,
+                    _ => None,
+                };
+                let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
+                if let (Some(done), true) = (done, closed && committed && used < s.len()) {
+                    // The value closed: what follows is the `done` state's
+                    // text (decided by the bytes alone, so any cut agrees).
+                    self.record(&s[..used]);
+                    self.state = done;
+                    self.enter(done, out);
+                    return Some(used);
+                }
+                self.record(s);
             }
             K::Relaxed => {
                 self.record(s);
@@ -736,7 +763,7 @@ impl Engine {
                 }
             }
             Mode::ParamValue => self.open_param(out),
-            Mode::Args => {
+            Mode::Args(_) => {
                 if let Some(c) = &mut self.call {
                     if matches!(c.args, ArgsW::None) {
                         c.args = ArgsW::Raw(RawJson::default());
@@ -803,6 +830,7 @@ impl Engine {
             deferred: None,
             closed: false,
             held: None,
+            nameless: false,
         });
     }
 
@@ -825,6 +853,13 @@ impl Engine {
             }
         };
         if name.is_empty() {
+            // No name: the format's `uncommitted` policy, or content where
+            // vLLM would answer a call named "" (`nameless_args`).
+            if self.fmt.calls.nameless_args {
+                if let Some(c) = &mut self.call {
+                    c.nameless = true;
+                }
+            }
             return;
         }
         self.commit(name, id, out);
@@ -832,6 +867,14 @@ impl Engine {
 
     /// Gives the open call its index and emits its first fragment.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
+        // A tool call always has a name: one that never got one stays
+        // uncommitted, whatever the format or the cut (see `end_call`).
+        if name.trim().is_empty() {
+            if let Some(c) = &mut self.call {
+                c.nameless = true;
+            }
+            return;
+        }
         if self.fmt.calls.known_names_only
             && !self.fmt.calls.validate
             && !self.set.tools.is_empty()
@@ -937,7 +980,7 @@ impl Engine {
         }
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
-            if self.fmt.uncommitted == Uncommitted::Content {
+            if self.fmt.uncommitted == Uncommitted::Content || c.nameless {
                 out.push_content(&c.raw);
             }
             return;

@@ -82,8 +82,12 @@ impl Engine {
         }
     }
 
-    /// Content text after an emitted call is dropped (`drop_content_after_calls`).
+    /// Content text after an emitted call is dropped (`drop_content_after_calls`,
+    /// only when the request asks for vLLM's text loss: the text is in no field).
     pub(super) fn content_after_calls(&self) -> bool {
-        self.fmt.drop_content_after_calls && self.next_index > 0 && !self.set.suppress_calls
+        self.fmt.drop_content_after_calls
+            && self.set.vllm_text_loss
+            && self.next_index > 0
+            && !self.set.suppress_calls
     }
 }

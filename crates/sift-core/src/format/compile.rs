@@ -48,6 +48,7 @@ impl Builder {
             self.terminals.push(Terminal {
                 spellings: t.spellings().iter().map(|s| s.as_str().into()).collect(),
                 token: t.is_token(),
+                required: t.is_required_token(),
             });
             self.term_index.insert((g, name.clone()), id);
         }
@@ -173,12 +174,19 @@ fn content_spec() -> FormatSpec {
         relaxed_values: None,
         template_init: None,
         drop_content_after_calls: false,
+        keep_special_tokens: None,
+        alias_keep_special_tokens: BTreeMap::new(),
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
         recover_newlines: false,
         force_content: None,
     }
+}
+
+/// A format file's `keep_special_tokens`, read.
+fn keep_special(spec: &FormatSpec) -> Result<Option<crate::special::KeepSpecial>, FormatError> {
+    Ok(spec.keep_special_tokens.as_deref().map(crate::special::KeepSpecial::parse).transpose()?.flatten())
 }
 
 /// Composes and compiles a reasoning grammar (None: plain content) with a
@@ -397,6 +405,10 @@ pub fn compile_entry(
         template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
         drop_content_after_calls: r.drop_content_after_calls
             || tools.is_some_and(|t| t.drop_content_after_calls),
+        special: crate::special::SpecialRule {
+            reasoning: reasoning.map(keep_special).transpose()?,
+            tools: tools.map(keep_special).transpose()?,
+        },
         recover_newlines: r.recover_newlines,
         force_content: r.force_content.as_ref().map(|w| {
             (
@@ -449,10 +461,11 @@ fn compile_mode(
             "content" => Mode::Content,
             "reasoning" => Mode::Reasoning,
             "drop" => Mode::Drop,
+            "lost" => Mode::Lost,
             "name" => Mode::Name(NameStyle::Plain),
             "param_name" => Mode::ParamName,
             "param_value" => Mode::ParamValue,
-            "args" => Mode::Args,
+            "args" => Mode::Args(None),
             "relaxed" => Mode::Relaxed(false),
             "relaxed_string" => Mode::RelaxedStr,
             "blank" => Mode::Blank,
@@ -464,6 +477,12 @@ fn compile_mode(
                 Some("kimi") => Mode::Name(NameStyle::Kimi),
                 Some(other) => return Err(bad(other)),
             },
+            "args" => {
+                let n = t.done.as_deref().ok_or_else(|| bad("args without done"))?;
+                let done = b.state(&spec.name, &if g == 1 { tool_state(n) } else { n.to_string() })?;
+                handover_to_self(b, state, done, done)?;
+                Mode::Args(Some(done))
+            }
             "envelope" => {
                 let st = |n: &Option<String>, d: &str| {
                     let n = n.as_deref().unwrap_or(d);

@@ -12,7 +12,10 @@ pub type TermId = u16;
 #[derive(Debug, Clone)]
 pub(crate) struct Terminal {
     pub spellings: Vec<Box<str>>,
+    /// Matched by id once bound (cleared by `bind` when the vocabulary lacks it).
     pub token: bool,
+    /// Binding fails when the vocabulary lacks it (`required_token`).
+    pub required: bool,
 }
 
 /// How a name's text is read.
@@ -74,10 +77,15 @@ pub(crate) enum Mode {
     Content,
     Reasoning,
     Drop,
+    /// Text vLLM's one-shot answer drops into no field (after a call):
+    /// content, unless the request asks for vLLM's text loss.
+    Lost,
     Name(NameStyle),
     ParamName,
     ParamValue,
-    Args,
+    /// Raw JSON arguments; with a state, text after the closed value (of a
+    /// committed call) goes there (`{ kind = "args", done = "after" }`).
+    Args(Option<StateId>),
     Envelope(Box<EnvelopeCfg>),
     /// Relaxed object notation (Gemma); `true`: bare values typed by schema.
     Relaxed(bool),
@@ -270,6 +278,8 @@ pub struct Format {
     pub(crate) template_init: Option<String>,
     /// Content after an emitted call is dropped.
     pub(crate) drop_content_after_calls: bool,
+    /// vLLM's `skip_special_tokens` rule for the pair (`keep_special_tokens`).
+    pub(crate) special: crate::special::SpecialRule,
     /// Escaped newlines in reasoning and content are recovered (`recover_newlines`).
     pub(crate) recover_newlines: bool,
     /// `force_content`: the `chat_template_kwargs` key and value that turn
@@ -296,6 +306,20 @@ impl Format {
         self.calls.native_required
     }
 
+    /// Whether vLLM would detokenize this pair's output with special tokens
+    /// skipped, for a request whose own `skip_special_tokens` is `requested`
+    /// (None: vLLM's default, true), that declares tools or not, and whose
+    /// `tool_choice` is `none` (or absent without tools) or not. See
+    /// [`crate::special`].
+    pub fn skips_special_tokens(
+        &self,
+        requested: Option<bool>,
+        tools_declared: bool,
+        tool_choice_none: bool,
+    ) -> bool {
+        self.special.skip(requested, tools_declared, tool_choice_none)
+    }
+
     /// Whether special-token markers are bound to a vocabulary's ids.
     pub fn is_bound(&self) -> bool {
         !self.token_ids.is_empty()
@@ -311,8 +335,15 @@ impl Format {
         self.terminals.iter().filter(|t| t.token).flat_map(|t| t.spellings.iter().map(|s| &**s))
     }
 
-    /// Binds the special-token terminals to a vocabulary's ids. Fails, naming
-    /// the marker, when one is not a single token: at start-up, never on line.
+    /// Binds the special-token terminals to a vocabulary's ids.
+    ///
+    /// A `required_token` marker that is not a single token fails binding,
+    /// naming it: at start-up, never on line (vLLM's parser raises in its
+    /// constructor there). Any other marker the vocabulary lacks is matched
+    /// in text, as vLLM's parsers do for a marker they only search for (the
+    /// pythonic parser's `<|python_end|>` with a Llama 3.1 tokenizer). A
+    /// terminal with several spellings is bound by id only when all are
+    /// tokens, so it is never half id-matched and half text-matched.
     pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<Format, crate::FormatError> {
         let mut f = self.clone();
         f.token_ids.clear();
@@ -320,10 +351,15 @@ impl Format {
             if !t.token {
                 continue;
             }
-            for sp in &t.spellings {
-                let id = vocab
-                    .token_id(sp)
-                    .ok_or_else(|| crate::FormatError::MissingToken { marker: sp.to_string() })?;
+            let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.token_id(sp)).collect();
+            if let Some(j) = ids.iter().position(Option::is_none) {
+                if t.required {
+                    return Err(crate::FormatError::MissingToken { marker: t.spellings[j].to_string() });
+                }
+                f.terminals[i].token = false;
+                continue;
+            }
+            for id in ids.into_iter().flatten() {
                 f.token_ids.insert(id, i as TermId);
             }
         }

@@ -79,11 +79,21 @@ pub struct FormatSpec {
     /// by the formats the template describes (see `format::template`).
     #[serde(default)]
     pub template_init: Option<String>,
-    /// Content written after a call was emitted is dropped (vLLM's unified
-    /// Gemma 4 engine answers no content after a call; its standalone tool
-    /// parser keeps it, so the reasoning format says it).
+    /// vLLM's one-shot answer drops content written after a call was emitted
+    /// (text in no field; vLLM's unified Gemma 4 engine, DeepSeek V3.1, …).
+    /// Sift keeps it unless the request sets `vllm_text_loss`.
     #[serde(default)]
     pub drop_content_after_calls: bool,
+    /// When vLLM's `adjust_request` for this parser turns
+    /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
+    /// `tool_choice` not `none`) or `never` (the default; see
+    /// [`crate::special`]).
+    #[serde(default)]
+    pub keep_special_tokens: Option<String>,
+    /// `keep_special_tokens` for an alias whose vLLM parser class decides
+    /// otherwise (`{ qwen3_json = "with_tools" }`); each key must be an alias.
+    #[serde(default)]
+    pub alias_keep_special_tokens: BTreeMap<String, String>,
     /// Reasoning formats: literal escape sequences (`\n`, `\r\n`) in reasoning
     /// and content are rewritten as the characters they stand for, outside
     /// code spans, code blocks and LaTeX (MiniCPM-V's tokenizer decodes a
@@ -112,7 +122,8 @@ pub struct ForceContentSpec {
     pub only_absent: bool,
 }
 
-/// A terminal: a list of spellings, or a table with `spell` and `token`.
+/// A terminal: a list of spellings, or a table with `spell`, `token` and
+/// `required_token`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum TerminalSpec {
@@ -125,6 +136,11 @@ pub enum TerminalSpec {
         /// Matched by token id when the caller gives ids.
         #[serde(default)]
         token: bool,
+        /// The reference parser refuses to start without this marker as one
+        /// token of the vocabulary, so binding fails naming it. Any other
+        /// `token` marker the vocabulary lacks falls back to text matching.
+        #[serde(default)]
+        required_token: bool,
     },
 }
 
@@ -138,6 +154,10 @@ impl TerminalSpec {
     /// Whether the terminal is a special token.
     pub fn is_token(&self) -> bool {
         matches!(self, TerminalSpec::Full { token: true, .. })
+    }
+    /// Whether binding must find the terminal as one token (see `required_token`).
+    pub fn is_required_token(&self) -> bool {
+        matches!(self, TerminalSpec::Full { token: true, required_token: true, .. })
     }
 }
 
@@ -428,7 +448,9 @@ pub struct CallPolicy {
     #[serde(default)]
     pub known_names_only: bool,
     /// A call whose raw arguments begin before any name was written is a
-    /// call with an empty name (vLLM's Mistral parser on `[TOOL_CALLS]{…}`).
+    /// call without a name: its text is content even where uncommitted calls
+    /// are dropped (vLLM's Mistral parser answers a call named "" on
+    /// `[TOOL_CALLS]{…}`; a call always has a name in Sift).
     #[serde(default)]
     pub nameless_args: bool,
     /// JSON arguments of held calls are typed by the tool's schema, value by
