@@ -99,6 +99,7 @@ def classify(case, fields):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sift", default=os.path.join(ROOT, "target", "release", "sift"))
+    ap.add_argument("--markdown", action="store_true", help="print the figures as docs/oracle.md tables")
     args = ap.parse_args()
     files = sorted(glob.glob(os.path.join(CASES, "oracle-*.jsonl")))
     cases = [json.loads(l) for f in files for l in open(f, encoding="utf-8") if l.strip()]
@@ -107,12 +108,14 @@ def main():
         run = subprocess.run([args.sift, "parse", "--jsonl", f], capture_output=True, text=True, check=True)
         answers.update({a["id"]: a for a in map(json.loads, run.stdout.splitlines())})
     lines, per_name, per_class = [], collections.defaultdict(lambda: [0, 0]), collections.Counter()
+    example, stream_differs = {}, collections.Counter()
     for c in cases:
         a = answers[c["id"]]
         fields = ["error"] if a.get("error") else diff_fields(c["expected"], a.get("message"))
         for n in {c.get("reasoning_parser"), c.get("tool_parser")} - {None}:
             per_name[n][0] += 1
             per_name[n][1] += not fields
+            stream_differs[n] += "vllm-stream-differs" in c.get("notes", "")
         if not fields:
             continue
         text = c["id"] + " " + c.get("notes", "")
@@ -120,6 +123,7 @@ def main():
         if why is None:
             cls = f"pair refused: {a['error'].get('message')}" if a.get("error") else classify(c, fields)
             per_class[cls] += 1
+            example.setdefault(cls, c["id"])
             why = f"not yet matched ({cls})"
         lines.append(f"{c['id']}\t{why}")
     with open(OUT, "w", encoding="utf-8") as f:
@@ -130,6 +134,23 @@ def main():
     print(f"{len(lines)} disagreements of {total} cases ({100 * (total - len(lines)) / total:.1f}% agree)", file=sys.stderr)
     for n, (k, ok) in sorted(per_name.items()):
         print(f"  {n}: {ok}/{k} ({100 * ok / k:.0f}%)", file=sys.stderr)
+    if args.markdown:
+        differs = sum(1 for c in cases if "vllm-stream-differs" in c.get("notes", ""))
+        print(f"{total} cases; Sift agrees with vLLM's one-shot answer on {total - len(lines)} "
+              f"({100 * (total - len(lines)) / total:.1f}%); vLLM's own stream differs from its one-shot answer on {differs}.\n")
+        print("| parser name | cases | agree | vLLM stream differs |\n| --- | --- | --- | --- |")
+        for n, (k, ok) in sorted(per_name.items()):
+            print(f"| {n} | {k} | {ok} ({100 * ok / k:.0f}%) | {stream_differs[n]} |")
+        groups, fields_of = collections.Counter(), collections.defaultdict(collections.Counter)
+        for cls, k in per_class.items():
+            g, _, f = cls.partition(": ")
+            groups[g] += k
+            fields_of[g][f] += k
+        print("\n| class | cases | fields that differ (cases) | example |\n| --- | --- | --- | --- |")
+        for g, k in groups.most_common():
+            fs = "; ".join(f"{f} ({n})" for f, n in fields_of[g].most_common(3))
+            ex = next(example[c] for c in per_class if c.partition(": ")[0] == g)
+            print(f"| {g} | {k} | {fs} | `{ex}` |")
     print("classes:", file=sys.stderr)
     for cls, k in per_class.most_common():
         print(f"  {k:5d}  {cls}", file=sys.stderr)

@@ -155,7 +155,6 @@ def forced_json(r, t, tok, harmony):
 
 
 def run_pair(r, t, stats, only_scenario=None):
-    rng = random.Random(f"{r}+{t}")
     tok_field, tok, harmony = tokenizer_for(r, t)
     items = []
     if t:
@@ -173,7 +172,6 @@ def run_pair(r, t, stats, only_scenario=None):
             suffix = "" if s == 0 else f"/v{s + 1}"
             items += [(sid + suffix, rq, text) for sid, rq, text in
                       sc.reasoning_scenarios(r, t, random.Random(f"{r}+{t}/reasoning{suffix}"))]
-    del rng
     cases = []
     eos_name = "<|return|>" if harmony else None
     for sid, req, text in items:

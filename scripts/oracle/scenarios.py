@@ -162,7 +162,8 @@ def reasoning_scenarios(r, t, rng):
     out = []
     add = lambda sid, rq, text, prompt=None: out.append(
         (sid, {**req, **b.on, **rq, "prompt_text": prompt if prompt is not None else b.prompt()}, text))
-    add("think-answer", {"chat_template_kwargs": None}, b.reasoning(R1) + b.content(A1))
+    # The template's default switch (only where it defaults on: elsewhere the prompt would not open reasoning).
+    add("think-answer", {} if b.on else {"chat_template_kwargs": None}, b.reasoning(R1) + b.content(A1))
     add("think-answer-kw-on", {"chat_template_kwargs": on}, b.reasoning(R1) + b.content(A1))
     add("model-writes-start", {}, b.reasoning(R1, opened=False) + b.content(A1), b.prompt(opened=False))
     add("prompt-opens", {}, b.reasoning(R1, opened=True) + b.content(A1), b.prompt(opened=True))
