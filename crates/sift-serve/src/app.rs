@@ -257,7 +257,9 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
                 c.push(&model, chunk);
             }
         }
-        let v = one_shot(&model, api, &checked, &meta, &got);
+        let t = Instant::now();
+        let v = one_shot(&s.0.metrics, &model, api, &checked, &meta, &got);
+        s.0.metrics.parse_delta.observe(t.elapsed().as_secs_f64());
         return Ok(axum::Json(v).into_response());
     }
 
@@ -344,7 +346,11 @@ fn render(
     })
 }
 
+/// The one-shot answer (one parse of the whole output: its time is one
+/// `sift_parse_delta_seconds` sample; output bytes are counted for Chat
+/// Completions answers).
 fn one_shot(
+    metrics: &Metrics,
     model: &Model,
     api: Api,
     req: &sift_protocol::CheckedRequest,
@@ -360,6 +366,12 @@ fn one_shot(
                 ChoiceProcessor::new(&model.factory, req, &model.opts).complete(&text, ids, None, reason(c))
             })
             .collect();
+        for c in &choices {
+            let m = &c.message;
+            metrics.output("reasoning", m.reasoning.as_ref().map_or(0, String::len));
+            metrics.output("content", m.content.as_ref().map_or(0, String::len));
+            metrics.output("tool_calls", m.tool_calls.iter().map(|t| t.name.len() + t.arguments.len()).sum());
+        }
         return serde_json::to_value(chat::response(meta, model.opts.reasoning_field, &choices))
             .expect("wire types serialize");
     }

@@ -20,7 +20,8 @@ use sift_core::{ParserFactory, Registry};
 use sift_protocol::{CheckOptions, IdStyle, Options};
 use sift_templates::TemplateSet;
 use sift_tokenizers::TokenizerView;
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,8 +61,10 @@ impl Models {
     pub fn build(config: &Config) -> Result<Models, ServeError> {
         config.validate()?;
         let mut list = Vec::new();
+        // Models sharing a tokenizer file share one loaded tokenizer.
+        let mut views = HashMap::new();
         for m in &config.models {
-            list.push(Arc::new(build(m, config)?));
+            list.push(Arc::new(build(m, config, &mut views)?));
         }
         Ok(Models { list })
     }
@@ -109,7 +112,11 @@ fn model_err(m: &ModelConfig, message: impl Into<String>) -> ServeError {
     ServeError::Model { model: m.name().to_string(), message: message.into() }
 }
 
-fn build(m: &ModelConfig, config: &Config) -> Result<Model, ServeError> {
+fn build(
+    m: &ModelConfig,
+    config: &Config,
+    views: &mut HashMap<PathBuf, TokenizerView>,
+) -> Result<Model, ServeError> {
     let kind = m.backend.unwrap_or(BackendKind::Completions);
     let template_path = m.template_path();
     let (reasoning, tools) = resolve_auto(m, template_path.as_deref())?;
@@ -117,9 +124,15 @@ fn build(m: &ModelConfig, config: &Config) -> Result<Model, ServeError> {
     let factory =
         reg.factory(reasoning.as_deref(), tools.as_deref()).map_err(|e| model_err(m, e.to_string()))?;
     let view = match m.tokenizer_path() {
-        Some(p) => {
-            Some(TokenizerView::from_file(&p).map_err(|e| model_err(m, format!("{}: {e}", p.display())))?)
-        }
+        Some(p) => match views.get(&p) {
+            Some(v) => Some(v.clone()),
+            None => {
+                let v = TokenizerView::from_file(&p)
+                    .map_err(|e| model_err(m, format!("{}: {e}", p.display())))?;
+                views.insert(p, v.clone());
+                Some(v)
+            }
+        },
         None => None,
     };
     let factory = match &view {

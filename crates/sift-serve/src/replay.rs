@@ -11,7 +11,9 @@
 //! variant when the prompt mentions one of its tools (or, for chat, when
 //! the request has tools).
 //!
-//! Faults (flag `--fault`, or per request the `x-replay-fault` header):
+//! Faults (flag `--fault`; per request the `x-replay-fault` header, or a
+//! suffix of the requested model, `qwen3@drop:6,pace:20`, which is how a
+//! gateway in front picks them per served model):
 //! `status500`, `drop:N` (the connection is cut after N frames),
 //! `stall:N` (no byte after N frames), `garbage:N` (a non-JSON frame after
 //! N frames), `split-utf8` (the body written in 1–3 byte pieces, cutting
@@ -170,22 +172,46 @@ fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
+/// A requested model `NAME@fault,pace:MS`: the recording, the fault, the pace.
+fn split_model<'a>(
+    model: Option<&'a str>,
+    opts: &ReplayOptions,
+) -> Result<(Option<&'a str>, Fault, Duration), String> {
+    let Some((name, rest)) = model.and_then(|m| m.split_once('@')) else {
+        return Ok((model, opts.fault, opts.pace));
+    };
+    let (mut fault, mut pace) = (opts.fault, opts.pace);
+    for part in rest.split(',') {
+        match part.strip_prefix("pace:") {
+            Some(ms) => {
+                pace = Duration::from_millis(ms.parse().map_err(|_| format!("`{part}`: not a number"))?)
+            }
+            None => fault = part.parse()?,
+        }
+    }
+    Ok((Some(name), fault, pace))
+}
+
 async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, wire: Wire) -> Response {
+    let req: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("replay: body is not JSON: {e}")),
+    };
+    let (model, fault, pace) = match split_model(req.get("model").and_then(Value::as_str), &s.opts) {
+        Ok(x) => x,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
     let fault = match headers.get("x-replay-fault").and_then(|v| v.to_str().ok()) {
         Some(f) => match f.parse::<Fault>() {
             Ok(f) => f,
             Err(e) => return error(StatusCode::BAD_REQUEST, &e),
         },
-        None => s.opts.fault,
+        None => fault,
     };
     if fault == Fault::Status500 {
         return error(StatusCode::INTERNAL_SERVER_ERROR, "replay: injected internal error");
     }
-    let req: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("replay: body is not JSON: {e}")),
-    };
-    let Some(rec) = s.recording(req.get("model").and_then(Value::as_str)) else {
+    let Some(rec) = s.recording(model) else {
         return error(StatusCode::NOT_FOUND, "replay: no such recording");
     };
     let view = match s.view(rec) {
@@ -204,7 +230,6 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
     let frames = inject(frames, fault);
     s.stats.started.fetch_add(1, Ordering::SeqCst);
     let guard = Guard { stats: s.stats.clone(), done: false };
-    let pace = s.opts.pace;
     let state = (frames.into_iter(), guard);
     let body = futures_util::stream::unfold(state, move |(mut rest, mut g)| async move {
         let piece = rest.next()?;
@@ -357,10 +382,16 @@ pub fn run_blocking(
         .build()
         .map_err(io("the async runtime".into()))?;
     let addr = format!("{host}:{port}");
+    let state = ReplayState::new(opts);
+    // The default recording's tokenizer is loaded before the first request,
+    // so that request's first byte is not late by a tokenizer load.
+    if let Some(rec) = state.recording(None) {
+        state.view(rec).map_err(crate::ServeError::Config)?;
+    }
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(&addr).await.map_err(io(addr.clone()))?;
         ready(listener.local_addr().map_err(io(addr.clone()))?);
-        axum::serve(listener, replay_app(ReplayState::new(opts)))
+        axum::serve(listener, replay_app(state))
             .with_graceful_shutdown(crate::shutdown_signal())
             .await
             .map_err(io(addr.clone()))
