@@ -332,3 +332,64 @@ fn the_openai_python_client_gets_reasoning_content_and_tool_calls() {
     });
     assert_eq!(got, want);
 }
+
+#[test]
+fn a_model_whose_markers_are_missing_from_its_vocabulary_refuses_to_start() {
+    // DeepSeek-V3's vocabulary has no `</think>` token; the deepseek_r1 reasoning parser needs one.
+    let dir = sift_tokenizers_dir().join("deepseek_v3");
+    let out = Command::new(env!("CARGO_BIN_EXE_sift"))
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--backend-url",
+            "http://127.0.0.1:1",
+            "--reasoning-parser",
+            "deepseek_r1",
+        ])
+        .arg("--tokenizer")
+        .arg(dir.join("tokenizer.json"))
+        .arg("--chat-template")
+        .arg(dir.join("tokenizer_config.json"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("sift serve");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(r#"marker "</think>" is not a single token of the vocabulary"#), "{err}");
+}
+
+#[test]
+fn serve_help_names_each_vllm_counterpart() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sift"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("sift serve --help");
+    let help = String::from_utf8(out.stdout).expect("UTF-8");
+    for (flag, vllm) in [
+        ("--reasoning-parser", "--reasoning-parser"),
+        ("--tool-call-parser", "--tool-call-parser"),
+        ("--enable-auto-tool-choice", "--enable-auto-tool-choice"),
+        ("--host", "--host"),
+        ("--port", "--port"),
+        ("--api-key", "--api-key"),
+        ("--served-model-name", "--served-model-name"),
+        ("--chat-template", "--chat-template"),
+        ("--allowed-origins", "--allowed-origins"),
+        ("--max-num-seqs", "--max-num-seqs"),
+        ("--tokenizer", "--tokenizer"),
+        ("--config", "--config"),
+    ] {
+        let line = help
+            .lines()
+            .position(|l| l.trim_start().starts_with(flag))
+            .unwrap_or_else(|| panic!("{flag} missing"));
+        let text: String = help.lines().skip(line).take(4).collect();
+        assert!(text.contains(&format!("[vLLM: {vllm}]")), "{flag}: {text}");
+    }
+    // Every flag (and the positional model directory) says what it is in
+    // vLLM, or that it is Sift's own.
+    let flags = help.lines().filter(|l| l.trim_start().starts_with("--") && !l.contains("--help")).count();
+    let tagged = help.matches("[vLLM: ").count() + help.matches("[Sift only]").count();
+    assert_eq!(flags + 1, tagged, "{help}");
+}
