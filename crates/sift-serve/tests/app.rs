@@ -10,9 +10,8 @@ use sift_serve::{app, AppState, Config, Models};
 use tower::ServiceExt;
 
 fn state() -> AppState {
-    let mut config = Config::default();
-    config.models =
-        sift_serve::models::demo_models().into_iter().filter(|m| m.name() == "qwen3-demo").collect();
+    let models = sift_serve::models::demo_models().into_iter().filter(|m| m.name() == "qwen3-demo").collect();
+    let config = Config { models, ..Config::default() };
     let models = Models::build(&config).expect("the demo model builds");
     AppState::new(models, config.limits.clone(), None, Vec::new())
 }
