@@ -84,6 +84,9 @@ pub struct ReplayOptions {
     pub pace: Duration,
     /// Tokens per frame (at least 1).
     pub chunk_tokens: usize,
+    /// Record when each frame is handed to the connection, by the request's
+    /// `seed` (`GET /replay/stamps`; the load test's clock).
+    pub stamps: bool,
 }
 
 /// Stream counters.
@@ -101,6 +104,7 @@ pub struct ReplayState {
     recordings: Arc<Vec<Recording>>,
     views: Arc<Mutex<HashMap<String, TokenizerView>>>,
     stats: Arc<Stats>,
+    stamps: Arc<Mutex<Vec<(u64, u32, u128)>>>,
 }
 
 impl ReplayState {
@@ -111,6 +115,7 @@ impl ReplayState {
             recordings: Arc::new(Recording::builtin()),
             views: Arc::default(),
             stats: Arc::default(),
+            stamps: Arc::default(),
         }
     }
 
@@ -142,6 +147,7 @@ pub fn replay_app(state: ReplayState) -> Router {
         .route("/v1/chat/completions", post(|s, h, b| answer(s, h, b, Wire::Chat)))
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/replay/stats", get(stats))
+        .route("/replay/stamps", get(stamps))
         .with_state(state)
 }
 
@@ -153,6 +159,12 @@ async fn stats(State(s): State<ReplayState>) -> Response {
         "cancelled": st.cancelled.load(Ordering::SeqCst),
     }))
     .into_response()
+}
+
+/// `[[seed, frame, unix_nanos], …]`: when each frame was handed over.
+async fn stamps(State(s): State<ReplayState>) -> Response {
+    let all = std::mem::take(&mut *s.stamps.lock().unwrap_or_else(|e| e.into_inner()));
+    axum::Json(all).into_response()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,22 +242,31 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
     let frames = inject(frames, fault);
     s.stats.started.fetch_add(1, Ordering::SeqCst);
     let guard = Guard { stats: s.stats.clone(), done: false };
-    let state = (frames.into_iter(), guard);
-    let body = futures_util::stream::unfold(state, move |(mut rest, mut g)| async move {
-        let piece = rest.next()?;
-        if !pace.is_zero() {
-            tokio::time::sleep(pace).await;
-        }
-        match piece {
-            Piece::Bytes(b) => {
-                // The stream is complete once its last piece is handed over.
-                g.done = rest.len() == 0;
-                Some((Ok::<_, std::io::Error>(b), (rest, g)))
+    let stamp =
+        s.opts.stamps.then(|| (s.stamps.clone(), req.get("seed").and_then(Value::as_u64).unwrap_or(0)));
+    let state = (frames.into_iter().enumerate(), guard);
+    let body = futures_util::stream::unfold(state, move |(mut rest, mut g)| {
+        let stamp = stamp.clone();
+        async move {
+            let (k, piece) = rest.next()?;
+            if !pace.is_zero() {
+                tokio::time::sleep(pace).await;
             }
-            Piece::Cut => Some((Err(std::io::Error::other("replay: injected drop")), (rest, g))),
-            Piece::Stall => {
-                std::future::pending::<()>().await;
-                None
+            if let Some((log, seed)) = &stamp {
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+                log.lock().unwrap_or_else(|e| e.into_inner()).push((*seed, k as u32, now));
+            }
+            match piece {
+                Piece::Bytes(b) => {
+                    // The stream is complete once its last piece is handed over.
+                    g.done = rest.len() == 0;
+                    Some((Ok::<_, std::io::Error>(b), (rest, g)))
+                }
+                Piece::Cut => Some((Err(std::io::Error::other("replay: injected drop")), (rest, g))),
+                Piece::Stall => {
+                    std::future::pending::<()>().await;
+                    None
+                }
             }
         }
     });

@@ -30,6 +30,9 @@ struct Args {
     /// Tokens per frame.
     #[arg(long, default_value_t = 1)]
     chunk_tokens: usize,
+    /// Record each frame's send time by the request's `seed` (GET /replay/stamps).
+    #[arg(long)]
+    stamps: bool,
 }
 
 fn main() -> Result<()> {
@@ -39,6 +42,7 @@ fn main() -> Result<()> {
         fault: a.fault,
         pace: Duration::from_millis(a.pace_ms),
         chunk_tokens: a.chunk_tokens,
+        stamps: a.stamps,
     };
     sift_serve::replay::run_blocking(opts, &a.host, a.port, |addr| {
         let _ = writeln!(std::io::stderr(), "sift-replay: listening on http://{addr}");

@@ -1,0 +1,217 @@
+//! The bounded load test of `sift serve` (see `docs/serve.md`): N concurrent
+//! streaming requests through the gateway to the replay backend, both real
+//! processes on 127.0.0.1.
+//!
+//! Measures, per backend frame, the latency the gateway adds: the replay's
+//! send time (`--stamps`, keyed by the request's `seed`) to the time the
+//! client read the matching chunk (`return_token_ids: true` makes every
+//! backend token a client chunk, so chunk i is frame i); the gateway's
+//! resident memory with every stream open; and that nothing was lost (each
+//! stream's token ids and finish reason, no error frame).
+//!
+//! ```sh
+//! cargo build --release -p sift-cli
+//! cargo run --release -p sift-serve --example load -- target/release/sift target/release/sift-replay 256
+//! ```
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::Barrier;
+
+struct Proc(Child, String);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn(bin: &str, args: &[&str]) -> Proc {
+    let mut child =
+        Command::new(bin).args(args).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().expect(bin);
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("the process said nothing").expect("stderr");
+        if let Some(a) = line.split("listening on http://").nth(1) {
+            break a.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    Proc(child, addr)
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn now_ns() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()
+}
+
+struct StreamResult {
+    seed: u64,
+    arrivals: Vec<u128>,
+    tokens: usize,
+    finish: Option<String>,
+    errors: usize,
+}
+
+async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Barrier>) -> StreamResult {
+    let body = json!({"model": "qwen3", "stream": true, "return_token_ids": true, "seed": seed,
+        "messages": [{"role": "user", "content": "Paris in spring?"}]});
+    let resp =
+        client.post(url).header("content-type", "application/json").body(body.to_string()).send().await;
+    let mut r = StreamResult { seed, arrivals: Vec::new(), tokens: 0, finish: None, errors: 0 };
+    let Ok(resp) = resp else {
+        r.errors += 1;
+        opened.wait().await;
+        return r;
+    };
+    if !resp.status().is_success() {
+        r.errors += 1;
+    }
+    let mut body = resp.bytes_stream();
+    let mut buf = Vec::new();
+    let mut first = true;
+    while let Some(Ok(bytes)) = body.next().await {
+        let t = now_ns();
+        buf.extend_from_slice(&bytes);
+        while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+            let frame: Vec<u8> = buf.drain(..end + 2).collect();
+            let data = String::from_utf8_lossy(&frame);
+            let data = data.trim().trim_start_matches("data: ");
+            if data == "[DONE]" {
+                continue;
+            }
+            let v: Value = serde_json::from_str(data).unwrap_or(json!({"error": "unreadable frame"}));
+            if v.get("error").is_some() {
+                r.errors += 1;
+                continue;
+            }
+            let c = &v["choices"][0];
+            if c["delta"]["role"].is_string() {
+                if std::mem::take(&mut first) {
+                    opened.wait().await;
+                }
+                continue;
+            }
+            r.tokens += c["token_ids"].as_array().map_or(0, Vec::len);
+            if let Some(f) = c["finish_reason"].as_str() {
+                r.finish = Some(f.to_string());
+            }
+            r.arrivals.push(t);
+        }
+    }
+    if first {
+        opened.wait().await;
+    }
+    r
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (sift, replay_bin) = (&args[1], &args[2]);
+    let n: usize = args.get(3).map_or(256, |s| s.parse().expect("N"));
+    let replay = spawn(replay_bin, &["--port", "0", "--recording", "qwen3", "--pace-ms", "20", "--stamps"]);
+    let tok = sift_tokenizers::named_tokenizer_path("qwen3").unwrap();
+    let cfg = tok.with_file_name("tokenizer_config.json");
+    let gw = spawn(
+        sift,
+        &[
+            "serve",
+            "--port",
+            "0",
+            "--backend-url",
+            &format!("http://{}", replay.1),
+            "--backend",
+            "completions",
+            "--backend-model",
+            "qwen3",
+            "--served-model-name",
+            "qwen3",
+            "--tokenizer",
+            tok.to_str().unwrap(),
+            "--chat-template",
+            cfg.to_str().unwrap(),
+            "--reasoning-parser",
+            "qwen3",
+            "--tool-call-parser",
+            "hermes",
+            "--max-num-seqs",
+            "4096",
+        ],
+    );
+    let url = format!("http://{}/v1/chat/completions", gw.1);
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(n)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    // Warm up (one stream), then forget its stamps.
+    one(client.clone(), url.clone(), u64::MAX, Arc::new(Barrier::new(1))).await;
+    let _ = reqwest::get(format!("http://{}/replay/stamps", replay.1)).await;
+    let idle = rss_kib(gw.0.id());
+
+    let opened = Arc::new(Barrier::new(n + 1));
+    let started = Instant::now();
+    let tasks: Vec<_> =
+        (0..n as u64).map(|i| tokio::spawn(one(client.clone(), url.clone(), i, opened.clone()))).collect();
+    opened.wait().await;
+    let peak = rss_kib(gw.0.id());
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await.unwrap());
+    }
+    let wall = started.elapsed();
+    let stamps =
+        reqwest::get(format!("http://{}/replay/stamps", replay.1)).await.unwrap().text().await.unwrap();
+    let stamps: Vec<(u64, u32, u128)> = serde_json::from_str(&stamps).unwrap();
+    let mut sent = std::collections::HashMap::new();
+    for (seed, k, t) in stamps {
+        sent.insert((seed, k), t);
+    }
+    let expected_tokens = results.iter().map(|r| r.tokens).max().unwrap_or(0);
+    let (mut lat, mut lost, mut errors) = (Vec::new(), 0usize, 0usize);
+    for r in &results {
+        errors += r.errors;
+        if r.tokens != expected_tokens || r.finish.as_deref() != Some("stop") {
+            lost += 1;
+        }
+        for (k, t) in r.arrivals.iter().enumerate() {
+            if let Some(s) = sent.get(&(r.seed, k as u32)) {
+                lat.push((*t as f64 - *s as f64) / 1e6);
+            }
+        }
+    }
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!("streams: {n}, tokens per stream: {expected_tokens}, wall: {:.2} s", wall.as_secs_f64());
+    println!("errors: {errors}, streams with lost or missing output: {lost}");
+    println!(
+        "added latency per chunk (backend frame sent -> client chunk read), {} chunks: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        lat.len(),
+        pct(&lat, 0.5),
+        pct(&lat, 0.9),
+        pct(&lat, 0.99),
+        lat.last().copied().unwrap_or(0.0)
+    );
+    println!(
+        "gateway RSS: idle {} KiB, {n} streams open {} KiB: {:.1} KiB per open stream",
+        idle,
+        peak,
+        (peak as f64 - idle as f64) / n as f64
+    );
+}
