@@ -167,7 +167,7 @@ fn shared() -> (Proc, Proc, tempfile::TempPath) {
     let backend = replay(&[]);
     let url = format!("http://{}", backend.addr);
     let mut config = format!(
-        "api_key = {KEY:?}\n[limits]\nmax_body_bytes = 65536\nread_timeout_ms = 1500\nconnect_timeout_ms = 2000\n\n"
+        "api_key = {KEY:?}\nallowed_origins = [\"https://app.example\"]\n[limits]\nmax_body_bytes = 65536\nread_timeout_ms = 1500\nconnect_timeout_ms = 2000\n\n"
     );
     for (name, kind, bm) in [
         ("qwen3", "completions", "qwen3"),
@@ -212,6 +212,13 @@ fn health_models_metrics() {
     let (_backend, gw, _config) = shared();
     let c = client();
     assert_eq!(c.get(format!("http://{}/health", gw.addr)).send().unwrap().status(), 200);
+    // CORS answers only the allowed origin.
+    let cors = |origin: &str| {
+        let r = c.get(format!("http://{}/health", gw.addr)).header("origin", origin).send().unwrap();
+        r.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap().to_string())
+    };
+    assert_eq!(cors("https://app.example").as_deref(), Some("https://app.example"));
+    assert_eq!(cors("https://elsewhere.example"), None);
     let r = c.get(format!("http://{}/v1/models", gw.addr)).send().unwrap();
     assert_eq!(r.status(), 401, "/v1/models needs the key");
     let r = c.get(format!("http://{}/v1/models", gw.addr)).bearer_auth(KEY).send().unwrap();
