@@ -315,7 +315,7 @@ fn the_openai_python_client_gets_reasoning_content_and_tool_calls() {
     let config = format!("api_key = {KEY:?}\n\n{}", model("qwen3", "completions", &url, "qwen3"));
     let (gw, _config) = gateway(&config, &[]);
     let script = root().join("crates/sift-cli/tests/serve/openai_client.py");
-    let out = Command::new(python)
+    let out = Command::new(&python)
         .arg(script)
         .env("SIFT_BASE_URL", format!("http://{}/v1", gw.addr))
         .env("SIFT_API_KEY", KEY)
@@ -338,6 +338,32 @@ fn the_openai_python_client_gets_reasoning_content_and_tool_calls() {
         },
     });
     assert_eq!(got, want);
+
+    // Every endpoint's answer, streamed and not, against the SDKs' own types.
+    let out = Command::new(&python)
+        .arg(root().join("crates/sift-cli/tests/serve/sdk_types.py"))
+        .env("SIFT_BASE_URL", format!("http://{}", gw.addr))
+        .env("SIFT_API_KEY", KEY)
+        .output()
+        .expect("running sdk_types.py");
+    let report = String::from_utf8_lossy(&out.stdout);
+    // The Responses wire shapes are being fixed in sift-protocol
+    // (`responses.rs`: the request echo fields `tools`, `tool_choice`,
+    // `parallel_tool_calls`, `usage.input_tokens_details.cache_write_tokens`,
+    // the stream events); until then these strict checks fail, and this list
+    // says so exactly: a check that starts passing must leave it.
+    let known: [&str; 4] =
+        ["responses tools", "responses stream tools", "responses plain", "responses stream plain"];
+    let mut lines = 0;
+    for line in report.lines() {
+        lines += 1;
+        let (ok, name) = match line.strip_prefix("ok ") {
+            Some(n) => (true, n),
+            None => (false, line.strip_prefix("FAILED ").and_then(|l| l.split(':').next()).unwrap_or(line)),
+        };
+        assert_eq!(!ok, known.contains(&name), "{line}");
+    }
+    assert_eq!(lines, 14, "{report}\n{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
