@@ -11,16 +11,16 @@
 //!
 //! ```sh
 //! cargo build --release -p sift-cli
-//! cargo run --release -p sift-serve --example load -- target/release/sift target/release/sift-replay 256
+//! cargo run --release -p sift-serve --example load -- target/release/sift target/release/sift-replay 256 50 1000
 //! ```
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tokio::sync::Barrier;
 
 struct Proc(Child, String);
 
@@ -65,7 +65,8 @@ struct StreamResult {
     errors: usize,
 }
 
-async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Barrier>) -> StreamResult {
+/// `opened` counts streams that got their first chunk (never blocks the reader).
+async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<AtomicUsize>) -> StreamResult {
     let body = json!({"model": "qwen3", "stream": true, "return_token_ids": true, "seed": seed,
         "messages": [{"role": "user", "content": "Paris in spring?"}]});
     let resp =
@@ -73,7 +74,7 @@ async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Barrie
     let mut r = StreamResult { seed, arrivals: Vec::new(), tokens: 0, finish: None, errors: 0 };
     let Ok(resp) = resp else {
         r.errors += 1;
-        opened.wait().await;
+        opened.fetch_add(1, Ordering::SeqCst);
         return r;
     };
     if !resp.status().is_success() {
@@ -100,7 +101,7 @@ async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Barrie
             let c = &v["choices"][0];
             if c["delta"]["role"].is_string() {
                 if std::mem::take(&mut first) {
-                    opened.wait().await;
+                    opened.fetch_add(1, Ordering::SeqCst);
                 }
                 continue;
             }
@@ -112,7 +113,7 @@ async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Barrie
         }
     }
     if first {
-        opened.wait().await;
+        opened.fetch_add(1, Ordering::SeqCst);
     }
     r
 }
@@ -126,7 +127,12 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (sift, replay_bin) = (&args[1], &args[2]);
     let n: usize = args.get(3).map_or(256, |s| s.parse().expect("N"));
-    let replay = spawn(replay_bin, &["--port", "0", "--recording", "qwen3", "--pace-ms", "20", "--stamps"]);
+    // The backend's pace per token, milliseconds (50 tokens/s by default).
+    let pace = args.get(4).cloned().unwrap_or_else(|| "50".into());
+    // Arrivals are spread over this many milliseconds (all streams are
+    // still open at once: a stream lasts its tokens × pace).
+    let ramp: u64 = args.get(5).map_or(1000, |s| s.parse().expect("ramp ms"));
+    let replay = spawn(replay_bin, &["--port", "0", "--recording", "qwen3", "--pace-ms", &pace, "--stamps"]);
     let tok = sift_tokenizers::named_tokenizer_path("qwen3").unwrap();
     let cfg = tok.with_file_name("tokenizer_config.json");
     let gw = spawn(
@@ -162,15 +168,25 @@ async fn main() {
         .build()
         .unwrap();
     // Warm up (one stream), then forget its stamps.
-    one(client.clone(), url.clone(), u64::MAX, Arc::new(Barrier::new(1))).await;
+    one(client.clone(), url.clone(), u64::MAX, Arc::default()).await;
     let _ = reqwest::get(format!("http://{}/replay/stamps", replay.1)).await;
     let idle = rss_kib(gw.0.id());
 
-    let opened = Arc::new(Barrier::new(n + 1));
+    let opened = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    let tasks: Vec<_> =
-        (0..n as u64).map(|i| tokio::spawn(one(client.clone(), url.clone(), i, opened.clone()))).collect();
-    opened.wait().await;
+    let tasks: Vec<_> = (0..n as u64)
+        .map(|i| {
+            let (client, url, opened) = (client.clone(), url.clone(), opened.clone());
+            let delay = Duration::from_micros(ramp * 1000 * i / n as u64);
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                one(client, url, i, opened).await
+            })
+        })
+        .collect();
+    while opened.load(Ordering::SeqCst) < n {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let peak = rss_kib(gw.0.id());
     let mut results = Vec::new();
     for t in tasks {

@@ -11,10 +11,10 @@
 //!
 //! Invariants: model output never causes an error status (malformed output
 //! is content); a client that goes away cancels the backend request (the
-//! stream task watches the client's channel and drops the backend stream);
+//! response body owns the backend stream, so dropping it drops the request);
 //! a concurrency permit lives exactly as long as its response.
 
-use crate::backend::{BackendError, GenRequest};
+use crate::backend::{BackendError, ChunkStream, GenRequest};
 use crate::config::{BackendKind, Limits};
 use crate::drive::{Collected, Output};
 use crate::error::ApiError;
@@ -36,7 +36,7 @@ use sift_templates::RenderRequest;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// What every request shares.
 #[derive(Debug)]
@@ -263,46 +263,31 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         return Ok(axum::Json(v).into_response());
     }
 
-    let (tx, rx) = mpsc::channel::<Bytes>(32);
-    let shared = s.0.clone();
-    tokio::spawn(async move {
-        let _permit = permit;
-        let _open = OpenStream::new(&shared.metrics);
-        let metrics = &shared.metrics;
-        let mut out = Output::new(&model, api, &checked, &meta);
-        if tx.send(Bytes::from(out.start().concat())).await.is_err() {
-            return;
+    // The response body pulls the backend stream itself (no task between
+    // them): one wake-up per chunk, and a client that goes away drops the
+    // body, which drops the backend stream and so cancels its request.
+    s.0.metrics.open_streams.inc();
+    let mut out = Output::new(&model, api, &checked, &meta);
+    let relay = Relay {
+        opening: Some(Bytes::from(out.start().concat())),
+        out,
+        stream,
+        shared: s.0.clone(),
+        _permit: permit,
+        sent,
+        first: true,
+    };
+    let body = Body::from_stream(futures_util::stream::unfold(relay, |mut r| async move {
+        if let Some(b) = r.opening.take() {
+            return Some((Ok::<_, std::convert::Infallible>(b), r));
         }
-        let mut first = true;
-        loop {
-            let next = tokio::select! {
-                // The client went away: dropping the backend stream cancels its request.
-                _ = tx.closed() => return,
-                n = stream.next() => n,
-            };
-            let frames = match next {
-                Some(Ok(chunk)) => {
-                    if std::mem::take(&mut first) {
-                        metrics.first_token.observe(sent.elapsed().as_secs_f64());
-                    }
-                    out.push(chunk, metrics)
-                }
-                Some(Err(e)) => {
-                    metrics.error(e.label());
-                    out.fail(&e.to_string(), metrics)
-                }
-                None => out.fail("the backend stream ended before the output finished", metrics),
-            };
-            if !frames.is_empty() && tx.send(Bytes::from(frames.concat())).await.is_err() {
-                return;
-            }
-            if out.ended() {
-                return;
+        while !r.out.ended() {
+            let frames = r.next().await;
+            if !frames.is_empty() {
+                return Some((Ok(Bytes::from(frames.concat())), r));
             }
         }
-    });
-    let body = Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, std::convert::Infallible>(b), rx))
+        None
     }));
     Ok(Response::builder()
         .header(header::CONTENT_TYPE, "text/event-stream")
@@ -311,19 +296,40 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         .expect("static headers"))
 }
 
-/// Counts an open stream for as long as it lives.
-struct OpenStream<'a>(&'a Metrics);
+/// One open stream: the backend's chunks to the client's frames. Counted in
+/// `sift_open_streams` and holding its concurrency permit until dropped.
+struct Relay {
+    opening: Option<Bytes>,
+    out: Output,
+    stream: ChunkStream,
+    shared: Arc<Shared>,
+    _permit: OwnedSemaphorePermit,
+    sent: Instant,
+    first: bool,
+}
 
-impl<'a> OpenStream<'a> {
-    fn new(m: &'a Metrics) -> OpenStream<'a> {
-        m.open_streams.inc();
-        OpenStream(m)
+impl Relay {
+    async fn next(&mut self) -> Vec<String> {
+        let metrics = &self.shared.metrics;
+        match self.stream.next().await {
+            Some(Ok(chunk)) => {
+                if std::mem::take(&mut self.first) {
+                    metrics.first_token.observe(self.sent.elapsed().as_secs_f64());
+                }
+                self.out.push(chunk, metrics)
+            }
+            Some(Err(e)) => {
+                metrics.error(e.label());
+                self.out.fail(&e.to_string(), metrics)
+            }
+            None => self.out.fail("the backend stream ended before the output finished", metrics),
+        }
     }
 }
 
-impl Drop for OpenStream<'_> {
+impl Drop for Relay {
     fn drop(&mut self) {
-        self.0.open_streams.dec();
+        self.shared.metrics.open_streams.dec();
     }
 }
 
