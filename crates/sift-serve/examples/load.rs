@@ -67,8 +67,14 @@ struct StreamResult {
 
 /// `opened` counts streams that got their first chunk (never blocks the reader).
 async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<AtomicUsize>) -> StreamResult {
-    let body = json!({"model": "qwen3", "stream": true, "return_token_ids": true, "seed": seed,
-        "messages": [{"role": "user", "content": "Paris in spring?"}]});
+    // The same answer either way: through the gateway (chat), or straight
+    // from the backend (completions, the baseline).
+    let body = if url.ends_with("/chat/completions") {
+        json!({"model": "qwen3", "stream": true, "return_token_ids": true, "seed": seed,
+            "messages": [{"role": "user", "content": "Paris in spring?"}]})
+    } else {
+        json!({"model": "qwen3", "stream": true, "seed": seed, "prompt": "Paris in spring?"})
+    };
     let resp =
         client.post(url).header("content-type", "application/json").body(body.to_string()).send().await;
     let mut r = StreamResult { seed, arrivals: Vec::new(), tokens: 0, finish: None, errors: 0 };
@@ -172,11 +178,57 @@ async fn main() {
     let _ = reqwest::get(format!("http://{}/replay/stamps", replay.1)).await;
     let idle = rss_kib(gw.0.id());
 
+    let direct =
+        phase(&client, &format!("http://{}/v1/completions", replay.1), &replay.1, n, ramp, None).await;
+    let via = phase(&client, &url, &replay.1, n, ramp, Some(gw.0.id())).await;
+    println!(
+        "streams: {n}, tokens per stream: {}, backend pace: {pace} ms/token, arrivals over {ramp} ms",
+        via.tokens
+    );
+    for (name, p) in
+        [("backend -> client directly (baseline)", &direct), ("backend -> sift serve -> client", &via)]
+    {
+        println!(
+            "{name}: wall {:.2} s, errors {}, streams with lost output {}, {} chunks: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+            p.wall, p.errors, p.lost, p.lat.len(), pct(&p.lat, 0.5), pct(&p.lat, 0.9), pct(&p.lat, 0.99), p.lat.last().copied().unwrap_or(0.0)
+        );
+    }
+    println!(
+        "added by the gateway (difference of the two): p50 {:.3} ms, p99 {:.3} ms",
+        pct(&via.lat, 0.5) - pct(&direct.lat, 0.5),
+        pct(&via.lat, 0.99) - pct(&direct.lat, 0.99)
+    );
+    println!(
+        "gateway RSS: idle {} KiB, {n} streams open {} KiB: {:.1} KiB per open stream",
+        idle,
+        via.peak,
+        (via.peak as f64 - idle as f64) / n as f64
+    );
+}
+
+struct Phase {
+    wall: f64,
+    tokens: usize,
+    errors: usize,
+    lost: usize,
+    lat: Vec<f64>,
+    peak: u64,
+}
+
+/// N streams with arrivals spread over `ramp` ms; latencies from the replay's stamps.
+async fn phase(
+    client: &reqwest::Client,
+    url: &str,
+    replay: &str,
+    n: usize,
+    ramp: u64,
+    pid: Option<u32>,
+) -> Phase {
     let opened = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let tasks: Vec<_> = (0..n as u64)
         .map(|i| {
-            let (client, url, opened) = (client.clone(), url.clone(), opened.clone());
+            let (client, url, opened) = (client.clone(), url.to_string(), opened.clone());
             let delay = Duration::from_micros(ramp * 1000 * i / n as u64);
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
@@ -184,27 +236,26 @@ async fn main() {
             })
         })
         .collect();
-    while opened.load(Ordering::SeqCst) < n {
+    while opened.load(Ordering::SeqCst) < n && pid.is_some() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let peak = rss_kib(gw.0.id());
+    let peak = pid.map_or(0, rss_kib);
     let mut results = Vec::new();
     for t in tasks {
         results.push(t.await.unwrap());
     }
-    let wall = started.elapsed();
-    let stamps =
-        reqwest::get(format!("http://{}/replay/stamps", replay.1)).await.unwrap().text().await.unwrap();
+    let wall = started.elapsed().as_secs_f64();
+    let stamps = reqwest::get(format!("http://{replay}/replay/stamps")).await.unwrap().text().await.unwrap();
     let stamps: Vec<(u64, u32, u128)> = serde_json::from_str(&stamps).unwrap();
     let mut sent = std::collections::HashMap::new();
     for (seed, k, t) in stamps {
         sent.insert((seed, k), t);
     }
-    let expected_tokens = results.iter().map(|r| r.tokens).max().unwrap_or(0);
+    let tokens = results.iter().map(|r| r.tokens).max().unwrap_or(0);
     let (mut lat, mut lost, mut errors) = (Vec::new(), 0usize, 0usize);
     for r in &results {
         errors += r.errors;
-        if r.tokens != expected_tokens || r.finish.as_deref() != Some("stop") {
+        if r.tokens != tokens || tokens == 0 || r.finish.as_deref() != Some("stop") {
             lost += 1;
         }
         for (k, t) in r.arrivals.iter().enumerate() {
@@ -214,20 +265,5 @@ async fn main() {
         }
     }
     lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!("streams: {n}, tokens per stream: {expected_tokens}, wall: {:.2} s", wall.as_secs_f64());
-    println!("errors: {errors}, streams with lost or missing output: {lost}");
-    println!(
-        "added latency per chunk (backend frame sent -> client chunk read), {} chunks: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-        lat.len(),
-        pct(&lat, 0.5),
-        pct(&lat, 0.9),
-        pct(&lat, 0.99),
-        lat.last().copied().unwrap_or(0.0)
-    );
-    println!(
-        "gateway RSS: idle {} KiB, {n} streams open {} KiB: {:.1} KiB per open stream",
-        idle,
-        peak,
-        (peak as f64 - idle as f64) / n as f64
-    );
+    Phase { wall, tokens, errors, lost, lat, peak }
 }

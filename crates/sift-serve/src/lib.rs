@@ -63,6 +63,10 @@ pub async fn serve(
         .map_err(|source| ServeError::Io { path: format!("listening on {addr}"), source })?;
     let local = listener.local_addr().map_err(|source| ServeError::Io { path: addr.clone(), source })?;
     ready(local);
+    // Small SSE frames go out at once (no Nagle delay).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app(state))
         .with_graceful_shutdown(shutdown)
         .await

@@ -412,6 +412,9 @@ pub fn run_blocking(
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(&addr).await.map_err(io(addr.clone()))?;
         ready(listener.local_addr().map_err(io(addr.clone()))?);
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, replay_app(state))
             .with_graceful_shutdown(crate::shutdown_signal())
             .await
