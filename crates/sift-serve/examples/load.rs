@@ -53,6 +53,15 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// User + system CPU time of a process, in seconds (clock ticks of 10 ms).
+fn cpu_s(pid: u32) -> f64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = s.rsplit(')').next().unwrap_or_default();
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
 fn now_ns() -> u128 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()
 }
@@ -180,7 +189,9 @@ async fn main() {
 
     let direct =
         phase(&client, &format!("http://{}/v1/completions", replay.1), &replay.1, n, ramp, None).await;
+    let cpu_before = cpu_s(gw.0.id());
     let via = phase(&client, &url, &replay.1, n, ramp, Some(gw.0.id())).await;
+    let cpu = cpu_s(gw.0.id()) - cpu_before;
     println!(
         "streams: {n}, tokens per stream: {}, backend pace: {pace} ms/token, arrivals over {ramp} ms",
         via.tokens
@@ -197,6 +208,12 @@ async fn main() {
         "added by the gateway (difference of the two): p50 {:.3} ms, p99 {:.3} ms",
         pct(&via.lat, 0.5) - pct(&direct.lat, 0.5),
         pct(&via.lat, 0.99) - pct(&direct.lat, 0.99)
+    );
+    println!(
+        "gateway CPU: {:.2} s for {} chunks = {:.1} µs per chunk (request handling, prompt rendering and tokenizing included)",
+        cpu,
+        via.lat.len(),
+        cpu * 1e6 / via.lat.len() as f64
     );
     println!(
         "gateway RSS: idle {} KiB, {n} streams open {} KiB: {:.1} KiB per open stream",
