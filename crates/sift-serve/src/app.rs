@@ -246,10 +246,8 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         let mut got: Vec<Collected> = (0..checked.n.max(1)).map(|_| Collected::default()).collect();
         let mut first = true;
         while let Some(item) = stream.next().await {
-            let chunk = item.map_err(|e| {
-                s.0.metrics.error(e.label());
-                backend_error(e)
-            })?;
+            // Counted once, by `respond`, as the answer's error.
+            let chunk = item.map_err(backend_error)?;
             if std::mem::take(&mut first) {
                 s.0.metrics.first_token.observe(sent.elapsed().as_secs_f64());
             }
