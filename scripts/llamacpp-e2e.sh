@@ -21,7 +21,7 @@ if [[ ! -x venv/bin/python ]]; then
 fi
 SERVER="$CACHE/build/bin/llama-server"
 if [[ ! -x "$SERVER" ]]; then
-  venv/bin/pip download --quiet --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d sdist >&2
+  venv/bin/pip download --quiet --no-deps --no-binary llama-cpp-python llama-cpp-python==0.3.36 -d sdist >&2
   rm -rf src && mkdir src && tar -xzf sdist/llama_cpp_python-0.3.36.tar.gz -C src --strip-components=1
   venv/bin/cmake -S src/vendor/llama.cpp -B build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
     -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >&2
