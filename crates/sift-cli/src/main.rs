@@ -8,7 +8,8 @@
 //!   `--stream` the SSE stream), in `--api chat|responses|anthropic`;
 //! - `sift parsers` lists the registered parser names;
 //! - `sift detect PATH` names the parsers that fit a chat template or a
-//!   `tokenizer_config.json` (`--reasoning-parser auto` uses it too).
+//!   `tokenizer_config.json` (`--reasoning-parser auto` uses it too);
+//! - `sift serve` runs the OpenAI-compatible gateway (`sift-serve`).
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser as Clap, Subcommand};
@@ -22,6 +23,8 @@ use std::sync::Arc;
 
 mod detect;
 mod request;
+#[cfg(feature = "serve")]
+mod serve;
 
 #[derive(Clap)]
 #[command(name = "sift", version, about = "Split LLM output into reasoning, content and tool calls")]
@@ -70,6 +73,11 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// An OpenAI-compatible gateway (Chat Completions, Responses, Anthropic
+    /// Messages) in front of a raw-completion backend; flags as `vllm serve`
+    /// spells them.
+    #[cfg(feature = "serve")]
+    Serve(Box<serve::ServeArgs>),
 }
 
 #[derive(clap::Args)]
@@ -201,6 +209,8 @@ fn run() -> Result<()> {
             }
             Ok(())
         }
+        #[cfg(feature = "serve")]
+        Cmd::Serve(a) => serve::run(&a),
         Cmd::Detect { path, json } => {
             let d = detect::detect(Registry::builtin(), &path)?;
             detect::print(&d, json)?;

@@ -1,0 +1,287 @@
+//! The HTTP backends: vLLM/SGLang `/v1/completions` with token ids,
+//! llama.cpp `/completion`, and a raw OpenAI `/v1/chat/completions`.
+//!
+//! Owns each protocol's request body and the reading of its stream into
+//! [`Chunk`]s. The gateway always streams from the backend, also for a
+//! client that does not stream, so there is one reading path.
+//!
+//! Invariants: the backend's key is sent as a bearer token and never
+//! logged or echoed; a status error carries the backend's own message; a
+//! stream that closes before its end marker (`[DONE]`, every choice
+//! finished, or llama.cpp's `stop: true`) ends in [`BackendError::Dropped`].
+
+use super::sse::Frames;
+use super::{BackendError, Chunk, ChunkStream, GenRequest};
+use crate::config::BackendKind;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use sift_protocol::FinishReason;
+use std::collections::{HashSet, VecDeque};
+use std::time::Duration;
+
+/// A backend reached over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpBackend {
+    client: reqwest::Client,
+    kind: BackendKind,
+    url: String,
+    key: Option<String>,
+}
+
+impl HttpBackend {
+    /// A backend at `base` (e.g. `http://127.0.0.1:8001`), with an optional bearer key.
+    pub fn new(
+        kind: BackendKind,
+        base: &str,
+        key: Option<String>,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+    ) -> Result<HttpBackend, String> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .read_timeout(read_timeout)
+            .pool_max_idle_per_host(256)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let base = base.trim_end_matches('/');
+        let path = match kind {
+            BackendKind::Completions => "/v1/completions",
+            BackendKind::Llamacpp => "/completion",
+            BackendKind::Chat => "/v1/chat/completions",
+            BackendKind::Demo => return Err("the demo backend is not HTTP".into()),
+        };
+        // A base given with `/v1` already (as OpenAI clients spell it) is not doubled.
+        let url = match base.strip_suffix("/v1") {
+            Some(b) if path.starts_with("/v1") => format!("{b}{path}"),
+            _ => format!("{base}{path}"),
+        };
+        Ok(HttpBackend { client, kind, url, key })
+    }
+
+    /// llama.cpp's `/completion` makes one choice per request.
+    pub fn supports_n(&self) -> bool {
+        self.kind != BackendKind::Llamacpp
+    }
+
+    fn body(&self, req: &GenRequest) -> Value {
+        let mut body = match self.kind {
+            BackendKind::Completions => json!({
+                "model": req.model,
+                "prompt": req.prompt.clone().unwrap_or_default(),
+                "stream": true,
+                "n": req.n,
+                "return_token_ids": true,
+                "skip_special_tokens": false,
+                "include_stop_str_in_output": false,
+            }),
+            BackendKind::Llamacpp => json!({
+                "prompt": req.prompt.clone().unwrap_or_default(),
+                "stream": true,
+                "return_tokens": true,
+                "cache_prompt": true,
+            }),
+            _ => {
+                let mut b = json!({
+                    "model": req.model,
+                    "messages": req.messages,
+                    "stream": true,
+                    "n": req.n,
+                    "skip_special_tokens": false,
+                });
+                if let Some(t) = &req.tools {
+                    // The backend must not parse calls (it has no parser), but its
+                    // template must still show the model the tools.
+                    b["tools"] = Value::Array(t.clone());
+                    b["tool_choice"] = json!("none");
+                }
+                if let Some(k) = &req.chat_template_kwargs {
+                    b["chat_template_kwargs"] = Value::Object(k.clone());
+                }
+                b
+            }
+        };
+        if let Some(m) = req.max_tokens {
+            let key = if self.kind == BackendKind::Llamacpp { "n_predict" } else { "max_tokens" };
+            body[key] = json!(m);
+        }
+        for (k, v) in &req.sampling {
+            body[k.as_str()] = v.clone();
+        }
+        body
+    }
+
+    /// Sends the request; fails before any output, or streams chunks.
+    pub async fn start(&self, req: GenRequest) -> Result<ChunkStream, BackendError> {
+        let body = serde_json::to_vec(&self.body(&req)).expect("JSON values serialize");
+        let mut rb =
+            self.client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body);
+        if let Some(k) = &self.key {
+            rb = rb.bearer_auth(k);
+        }
+        let resp = rb.send().await.map_err(classify)?;
+        let status = resp.status();
+        if !status.is_success() {
+            let text = resp.text().await.unwrap_or_default();
+            return Err(BackendError::Status { status: status.as_u16(), message: backend_message(&text) });
+        }
+        let reader = Reader {
+            kind: self.kind,
+            frames: Frames::default(),
+            queue: VecDeque::new(),
+            n: req.n.max(1),
+            finished: HashSet::new(),
+            complete: false,
+            closed: false,
+        };
+        let body = resp.bytes_stream();
+        Ok(Box::pin(futures_util::stream::unfold((body, reader), |(mut body, mut r)| async move {
+            loop {
+                if let Some(item) = r.queue.pop_front() {
+                    return Some((item, (body, r)));
+                }
+                if r.closed {
+                    return None;
+                }
+                match body.next().await {
+                    Some(Ok(bytes)) => r.read(&bytes),
+                    Some(Err(e)) => r.fail(classify(e)),
+                    None if r.complete => r.closed = true,
+                    None => r.fail(BackendError::Dropped("the backend closed the connection".into())),
+                }
+            }
+        })))
+    }
+}
+
+fn classify(e: reqwest::Error) -> BackendError {
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(&e);
+    while let Some(s) = src {
+        msg = format!("{msg}: {s}");
+        src = s.source();
+    }
+    if e.is_timeout() {
+        BackendError::Timeout(msg)
+    } else if e.is_connect() {
+        BackendError::Connect(msg)
+    } else {
+        BackendError::Dropped(msg)
+    }
+}
+
+/// The message inside an OpenAI-shaped (or llama.cpp) error body, else the body.
+fn backend_message(text: &str) -> String {
+    let v: Option<Value> = serde_json::from_str(text).ok();
+    let m = v.as_ref().and_then(|v| {
+        let e = v.get("error")?;
+        e.get("message").and_then(Value::as_str).or(e.as_str()).map(str::to_string)
+    });
+    m.unwrap_or_else(|| text.trim().chars().take(500).collect())
+}
+
+struct Reader {
+    kind: BackendKind,
+    frames: Frames,
+    queue: VecDeque<Result<Chunk, BackendError>>,
+    n: u32,
+    finished: HashSet<u32>,
+    complete: bool,
+    closed: bool,
+}
+
+impl Reader {
+    fn fail(&mut self, e: BackendError) {
+        self.queue.push_back(Err(e));
+        self.closed = true;
+    }
+
+    fn read(&mut self, bytes: &[u8]) {
+        for frame in self.frames.push(bytes) {
+            if self.closed {
+                return;
+            }
+            let data = match frame {
+                Ok(d) => d,
+                Err(e) => return self.fail(BackendError::Protocol(e)),
+            };
+            if data.trim() == "[DONE]" {
+                self.complete = true;
+                continue;
+            }
+            let v: Value = match serde_json::from_str(&data) {
+                Ok(v) => v,
+                Err(e) => {
+                    let shown: String = data.chars().take(80).collect();
+                    return self.fail(BackendError::Protocol(format!("{e} in {shown:?}")));
+                }
+            };
+            if let Some(err) = v.get("error") {
+                let message = err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| err.to_string(), str::to_string);
+                return self.fail(BackendError::Status { status: 500, message });
+            }
+            match self.kind {
+                BackendKind::Llamacpp => self.llamacpp(&v),
+                _ => self.openai(&v),
+            }
+        }
+    }
+
+    fn openai(&mut self, v: &Value) {
+        for c in v.get("choices").and_then(Value::as_array).into_iter().flatten() {
+            let index = c.get("index").and_then(Value::as_u64).unwrap_or(0) as u32;
+            let text = match self.kind {
+                BackendKind::Chat => c.pointer("/delta/content").and_then(Value::as_str),
+                _ => c.get("text").and_then(Value::as_str),
+            };
+            let ids = c
+                .get("token_ids")
+                .or_else(|| c.get("output_ids"))
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(|x| x.as_u64().map(|x| x as u32)).collect());
+            let finish = c.get("finish_reason").and_then(Value::as_str).map(|f| {
+                if f == "length" {
+                    FinishReason::Length
+                } else {
+                    FinishReason::Stop
+                }
+            });
+            if finish.is_some() {
+                self.finished.insert(index);
+                if self.finished.len() as u32 >= self.n {
+                    self.complete = true;
+                }
+            }
+            self.queue.push_back(Ok(Chunk {
+                index,
+                text: text.unwrap_or_default().to_string(),
+                ids,
+                finish,
+            }));
+        }
+    }
+
+    fn llamacpp(&mut self, v: &Value) {
+        let text = v.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
+        let ids = v
+            .get("tokens")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|x| x.as_u64().map(|x| x as u32)).collect());
+        let stop = v.get("stop").and_then(Value::as_bool).unwrap_or(false);
+        let finish = stop.then(|| {
+            let limit = v.get("stop_type").and_then(Value::as_str) == Some("limit")
+                || v.get("stopped_limit").and_then(Value::as_bool) == Some(true);
+            if limit {
+                FinishReason::Length
+            } else {
+                FinishReason::Stop
+            }
+        });
+        if stop {
+            self.complete = true;
+        }
+        self.queue.push_back(Ok(Chunk { index: 0, text, ids, finish }));
+    }
+}

@@ -1,0 +1,192 @@
+//! The gateway's configuration: what `sift serve`'s flags and an optional
+//! `--config` file (TOML or JSON) say.
+//!
+//! Owns the shape of the file and its defaults; the flags of one model are
+//! the same fields as one `[[models]]` entry, so a command line and a file
+//! describe the same thing. Secrets are never stored: a backend's key is
+//! read from the environment variable the configuration names.
+//!
+//! Invariant: a [`Config`] that passed [`Config::validate`] has at least one
+//! model, unique served names, and a backend URL for every backend kind
+//! that needs one.
+
+use crate::error::ServeError;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Which wire protocol the backend speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// OpenAI-compatible `/v1/completions` with token ids (vLLM's
+    /// `return_token_ids`, SGLang's `output_ids`): the gateway renders the
+    /// prompt with the model's chat template.
+    Completions,
+    /// llama.cpp's `/completion` (`return_tokens`, SSE).
+    Llamacpp,
+    /// OpenAI-compatible `/v1/chat/completions` whose `content` still carries
+    /// the model's markers (text only: post-processing).
+    Chat,
+    /// The built-in replay of recorded outputs (`--demo`).
+    Demo,
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BackendKind, String> {
+        match s {
+            "completions" | "vllm" | "sglang" => Ok(BackendKind::Completions),
+            "llamacpp" | "llama.cpp" | "llama-cpp" => Ok(BackendKind::Llamacpp),
+            "chat" => Ok(BackendKind::Chat),
+            "demo" => Ok(BackendKind::Demo),
+            other => Err(format!("unknown backend kind `{other}` (completions, llamacpp, chat, demo)")),
+        }
+    }
+}
+
+/// One served model: its name, its backend, its tokenizer, template and parsers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// The name clients send as `model` (vLLM's `--served-model-name`).
+    pub served_model_name: Option<String>,
+    /// The backend's protocol.
+    pub backend: Option<BackendKind>,
+    /// The backend's base URL (`http://127.0.0.1:8001`).
+    pub backend_url: Option<String>,
+    /// The model name sent to the backend (default: the served name).
+    pub backend_model: Option<String>,
+    /// The environment variable holding the backend's API key.
+    pub backend_api_key_env: Option<String>,
+    /// A directory with `tokenizer.json` and `tokenizer_config.json`.
+    pub model_dir: Option<PathBuf>,
+    /// A `tokenizer.json` (default: in `model_dir`).
+    pub tokenizer: Option<PathBuf>,
+    /// A chat template (`.jinja`) or `tokenizer_config.json` (default: in `model_dir`).
+    pub chat_template: Option<PathBuf>,
+    /// vLLM reasoning parser name, or `auto`.
+    pub reasoning_parser: Option<String>,
+    /// vLLM tool-call parser name, or `auto`.
+    pub tool_call_parser: Option<String>,
+    /// Parse calls for `tool_choice: auto` (vLLM's `--enable-auto-tool-choice`).
+    pub enable_auto_tool_choice: bool,
+    /// Demo only: the recording replayed (a file under `examples/demo/`, by name).
+    pub recording: Option<String>,
+}
+
+/// Limits and timeouts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest request body, in bytes (413 beyond).
+    pub max_body_bytes: usize,
+    /// Requests served at once (503 with `Retry-After` beyond).
+    pub max_concurrent: usize,
+    /// Connecting to the backend, in milliseconds.
+    pub connect_timeout_ms: u64,
+    /// Waiting for the backend's next bytes, in milliseconds.
+    pub read_timeout_ms: u64,
+    /// Demo backend: pause between tokens, in milliseconds.
+    pub demo_pace_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 4 << 20,
+            max_concurrent: 1024,
+            connect_timeout_ms: 5_000,
+            read_timeout_ms: 60_000,
+            demo_pace_ms: 0,
+        }
+    }
+}
+
+/// The whole gateway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on.
+    pub host: String,
+    /// Port to listen on (0: any free port).
+    pub port: u16,
+    /// Clients must send `Authorization: Bearer KEY` on `/v1/*`.
+    pub api_key: Option<String>,
+    /// Origins allowed by CORS (none: CORS off).
+    pub allowed_origins: Vec<String>,
+    /// Limits and timeouts.
+    pub limits: Limits,
+    /// The served models.
+    pub models: Vec<ModelConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            host: "127.0.0.1".into(),
+            port: 8000,
+            api_key: None,
+            allowed_origins: Vec::new(),
+            limits: Limits::default(),
+            models: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads a TOML file, or JSON when the name ends in `.json`.
+    pub fn from_file(path: &Path) -> Result<Config, ServeError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ServeError::Io { path: path.display().to_string(), source })?;
+        let parsed = if path.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(&text).map_err(|e| e.to_string())
+        } else {
+            toml::from_str(&text).map_err(|e| e.to_string())
+        };
+        parsed.map_err(|e| ServeError::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// Checks the invariant (see the module docs).
+    pub fn validate(&self) -> Result<(), ServeError> {
+        if self.models.is_empty() {
+            return Err(ServeError::Config(
+                "no model: give --backend-url (with --model-dir) or --demo, or models in --config".into(),
+            ));
+        }
+        let mut names = std::collections::HashSet::new();
+        for m in &self.models {
+            let name = m.name();
+            if !names.insert(name.to_string()) {
+                return Err(ServeError::Config(format!("two models are served as `{name}`")));
+            }
+            let kind = m.backend.unwrap_or(BackendKind::Completions);
+            if kind != BackendKind::Demo && m.backend_url.is_none() {
+                return Err(ServeError::Config(format!("model `{name}` has no backend_url")));
+            }
+        }
+        if self.limits.max_concurrent == 0 {
+            return Err(ServeError::Config("max_concurrent must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+impl ModelConfig {
+    /// The served name (default `default`).
+    pub fn name(&self) -> &str {
+        self.served_model_name.as_deref().unwrap_or("default")
+    }
+
+    /// The `tokenizer.json` to use, when there is one.
+    pub fn tokenizer_path(&self) -> Option<PathBuf> {
+        self.tokenizer.clone().or_else(|| self.model_dir.as_ref().map(|d| d.join("tokenizer.json")))
+    }
+
+    /// The template source (a `.jinja` or a `tokenizer_config.json`), when there is one.
+    pub fn template_path(&self) -> Option<PathBuf> {
+        self.chat_template.clone().or_else(|| {
+            let cfg = self.model_dir.as_ref()?.join("tokenizer_config.json");
+            cfg.exists().then_some(cfg)
+        })
+    }
+}
