@@ -28,8 +28,8 @@ use std::time::Instant;
 
 enum Emitter {
     Chat(ChatStream),
-    Responses(ResponsesStream),
-    Anthropic(MessageStream),
+    Responses(Box<ResponsesStream>),
+    Anthropic(Box<MessageStream>),
 }
 
 struct Choice {
@@ -57,8 +57,8 @@ impl Output {
         let skip = req.skips_special_tokens(&model.factory);
         let emitter = match api {
             Api::Chat => Emitter::Chat(ChatStream::new(meta.clone(), req, model.opts.reasoning_field)),
-            Api::Responses => Emitter::Responses(ResponsesStream::new(meta, req)),
-            Api::Anthropic => Emitter::Anthropic(MessageStream::new(meta)),
+            Api::Responses => Emitter::Responses(Box::new(ResponsesStream::new(meta, req))),
+            Api::Anthropic => Emitter::Anthropic(Box::new(MessageStream::new(meta))),
         };
         let choices = (0..req.n.max(1))
             .map(|_| Choice {
