@@ -268,3 +268,16 @@ fn a_call_to_a_tool_not_in_tools() {
     assert_eq!(m.tool_calls.len(), 1);
     assert_eq!(m.tool_calls[0].name, "nope");
 }
+
+// Regressions found by `fuzz/` (docs/fuzzing.md), minimised.
+
+#[test]
+fn fuzz_named_choice_with_a_leading_bracket_still_gives_object_arguments() {
+    // pairs: `- pythonic` with `tool_choice` named; `[A` made the arguments `[]`.
+    let f = factory(None, Some("pythonic"));
+    let req = Request { tool_choice: sift_core::ToolChoice::Named("f".into()), ..tools(&["f"]) };
+    for text in ["[A(A=\t)", "hello world[A(A=,\t", "[1, 2]", "[{\"a\": 1}]"] {
+        let (m, _) = check(&f, &req, Limits::default(), text);
+        assert_eq!(m.tool_calls.len(), 1, "{text:?}");
+    }
+}
