@@ -281,3 +281,17 @@ fn fuzz_named_choice_with_a_leading_bracket_still_gives_object_arguments() {
         assert_eq!(m.tool_calls.len(), 1, "{text:?}");
     }
 }
+
+#[test]
+fn fuzz_a_runaway_header_reads_the_next_marker_as_content_however_cut() {
+    // pairs: `beam beam`, thinking off: an unframed header past 1024 bytes
+    // turned content, but one-shot still applied the header's `<|message|>`.
+    let f = factory(Some("beam"), Some("beam"));
+    let req =
+        Request { chat_template_kwargs: Some(serde_json::json!({"enable_thinking": false})), ..tools(&[]) };
+    let text = format!("{}<|message|>x", "h".repeat(1030));
+    let (m, _) = check(&f, &req, Limits::default(), &text);
+    assert_eq!(m.content.as_deref(), Some(text.as_str()));
+    // Two-byte characters across the limit: the same answer however cut.
+    check(&f, &req, Limits::default(), &format!("{}<|message|>x<|end|>", "é".repeat(600)));
+}

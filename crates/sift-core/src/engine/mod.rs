@@ -112,6 +112,8 @@ pub(crate) struct Engine {
     py: Option<pycalls::PyState>,
     /// The current message header (harmony).
     hdr: String,
+    /// The header reached `MAX_HEADER` and was cut.
+    hdr_full: bool,
     /// Reasoning text was output (a `join` state separates what follows).
     wrote_reasoning: bool,
     /// A header was routed (the output is framed), and where the output's
@@ -152,6 +154,7 @@ impl Engine {
             env: None,
             py: None,
             hdr: String::new(),
+            hdr_full: false,
             wrote_reasoning: false,
             framed: false,
             hdr_start: 0,
@@ -572,7 +575,9 @@ impl Engine {
                 // one is no header: what the output wrote is content (vLLM
                 // reads unframed output as content); later it is cut, never
                 // grown without bound.
-                if self.hdr.len() + s.len() <= MAX_HEADER {
+                if self.hdr_full {
+                    // Cut: nothing more joins this header.
+                } else if self.hdr.len() + s.len() <= MAX_HEADER {
                     self.hdr.push_str(s);
                 } else if !self.framed && !self.priming {
                     let from = self.hdr_start.min(self.hdr.len());
@@ -583,7 +588,22 @@ impl Engine {
                     self.framed = true;
                     if let Some(c) = self.fmt.states.iter().position(|st| st.name == "content") {
                         self.state = c as StateId;
+                        // The marker that ended this text is read again in
+                        // the new state, as the next delta would read it
+                        // (fuzz: one-shot dropped `<|message|>` here).
+                        return Some(s.len());
                     }
+                } else {
+                    // The first MAX_HEADER bytes (whole characters) and no
+                    // more, however the header was cut into deltas (fuzz:
+                    // a smaller later delta used to fit where a larger one
+                    // had not).
+                    let mut n = MAX_HEADER - self.hdr.len();
+                    while !s.is_char_boundary(n) {
+                        n -= 1;
+                    }
+                    self.hdr.push_str(&s[..n]);
+                    self.hdr_full = true;
                 }
             }
             K::Pythonic => {
@@ -771,7 +791,10 @@ impl Engine {
             }
             Mode::Envelope(_) => self.env = Some(Env::default()),
             Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
-            Mode::Header(_) => self.hdr.clear(),
+            Mode::Header(_) => {
+                self.hdr.clear();
+                self.hdr_full = false;
+            }
             _ => {}
         }
     }
