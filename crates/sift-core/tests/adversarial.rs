@@ -294,4 +294,7 @@ fn fuzz_a_runaway_header_reads_the_next_marker_as_content_however_cut() {
     assert_eq!(m.content.as_deref(), Some(text.as_str()));
     // Two-byte characters across the limit: the same answer however cut.
     check(&f, &req, Limits::default(), &format!("{}<|message|>x<|end|>", "é".repeat(600)));
+    // A marker of the content state after the 1,024th byte is read there,
+    // however cut (fuzz: cut inside the header, one-shot kept `<|return|>`).
+    check(&f, &req, Limits::default(), &format!("{}Done.<|return|>", "é".repeat(530)));
 }

@@ -580,19 +580,25 @@ impl Engine {
                 } else if self.hdr.len() + s.len() <= MAX_HEADER {
                     self.hdr.push_str(s);
                 } else if !self.framed && !self.priming {
+                    // It turns content at its MAX_HEADER-th byte (whole
+                    // characters), wherever the deltas were cut; the rest is
+                    // read again in the content state (fuzz: the switch point
+                    // used to be the end of the delta).
+                    let mut n = MAX_HEADER - self.hdr.len();
+                    while !s.is_char_boundary(n) {
+                        n -= 1;
+                    }
                     let from = self.hdr_start.min(self.hdr.len());
                     out.push_content(&self.hdr[from..]);
-                    out.push_content(s);
+                    out.push_content(&s[..n]);
                     self.hdr.clear();
                     self.hdr_start = 0;
                     self.framed = true;
                     if let Some(c) = self.fmt.states.iter().position(|st| st.name == "content") {
                         self.state = c as StateId;
-                        // The marker that ended this text is read again in
-                        // the new state, as the next delta would read it
-                        // (fuzz: one-shot dropped `<|message|>` here).
-                        return Some(s.len());
+                        return Some(n);
                     }
+                    out.push_content(&s[n..]);
                 } else {
                     // The first MAX_HEADER bytes (whole characters) and no
                     // more, however the header was cut into deltas (fuzz:
