@@ -89,6 +89,11 @@ impl fmt::Display for Exceeded {
 
 impl std::error::Error for Exceeded {}
 
+/// How close to the byte limit bytes above the watermark start being held.
+/// A cut after an emitted comma followed by more white space than this is
+/// the one case whose arguments end invalid (`docs/limits.md`).
+const NEAR: usize = 4096;
+
 /// One call's arguments as seen so far.
 #[derive(Debug, Default)]
 struct CallArgs {
@@ -180,7 +185,11 @@ impl LimitState {
         } else {
             c.fed += take.len();
             c.pending.push_str(take);
-            let n = if c.scan.is_complete() || c.scan.is_invalid() {
+            // Bytes above the watermark are only held where a cut may come:
+            // within NEAR bytes of the byte limit, or at the depth limit.
+            // Elsewhere the stream keeps the engine's own fragments.
+            let near = c.fed.saturating_add(NEAR) > lim.max_argument_bytes || c.scan.depth() >= lim.max_depth;
+            let n = if c.scan.is_complete() || c.scan.is_invalid() || !near {
                 c.pending.len()
             } else {
                 // The watermark never goes below what was emitted already.
