@@ -16,8 +16,10 @@
 //! Invariants: nesting deeper than [`MAX_DEPTH`] is invalid (bounded stack);
 //! the scanner never looks at a byte twice.
 
-/// Deepest nesting accepted before the document is declared invalid.
-pub const MAX_DEPTH: usize = 128;
+/// Deepest nesting accepted before the document is declared invalid: the
+/// kernels' hard ceiling, above the default of [`crate::Limits::max_depth`]
+/// so that the limit, not the kernel, cuts a deep call (and says so).
+pub const MAX_DEPTH: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum St {
@@ -113,6 +115,11 @@ impl JsonScanner {
     /// Length of the prefix that may be emitted (the watermark).
     pub fn safe(&self) -> usize {
         self.safe
+    }
+
+    /// Containers open right now (at most [`MAX_DEPTH`]).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
     }
 
     /// True once the top-level value is complete.

@@ -20,6 +20,7 @@ mod engine;
 pub mod error;
 pub mod format;
 pub mod json;
+pub mod limits;
 pub mod message;
 pub mod parser;
 mod post;
@@ -31,6 +32,7 @@ pub mod token;
 
 pub use error::FormatError;
 pub use format::{Format, FormatSpec, MAX_MARKER_LEN};
+pub use limits::{Exceeded, Limits};
 pub use message::{Delta, Folder, Message, Piece, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};
 pub use registry::{Detection, Registry};

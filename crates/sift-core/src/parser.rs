@@ -11,6 +11,7 @@
 use crate::engine::{Engine, Settings};
 use crate::format::compiled::SwitchKey;
 use crate::format::{compile, Format, FormatSpec};
+use crate::limits::{Exceeded, LimitState, Limits};
 use crate::message::{Delta, Folder, Message};
 use crate::schema::Tools;
 use crate::FormatError;
@@ -111,6 +112,8 @@ pub struct ParserFactory {
     /// The last response template a request carried, and its factory
     /// (`None`: the template does not convert; the native formats serve it).
     templated: Arc<Mutex<Option<TemplateCache>>>,
+    /// The limits every parser of this factory starts with.
+    limits: Limits,
 }
 
 /// A response template and the factory it compiled to (`None`: it does not convert).
@@ -159,6 +162,7 @@ impl ParserFactory {
             required: Arc::new(compile(reasoning, Some(&required))?),
             named: Arc::new(compile(reasoning, Some(&named))?),
             templated: Arc::default(),
+            limits: Limits::default(),
         })
     }
 
@@ -175,7 +179,20 @@ impl ParserFactory {
             required: Arc::new(self.required.bind(vocab)?),
             named: Arc::new(self.named.bind(vocab)?),
             templated: Arc::default(),
+            limits: self.limits,
         })
+    }
+
+    /// The same factory with other [`Limits`] for the parsers it makes
+    /// (a single request can still change its own: [`Parser::with_limits`]).
+    pub fn with_limits(mut self, limits: Limits) -> ParserFactory {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits its parsers start with.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The native compiled format.
@@ -209,7 +226,7 @@ impl ParserFactory {
     /// A parser for one request.
     pub fn parser(&self, req: &Request) -> Parser {
         if let Some(f) = self.templated_for(req) {
-            return f.parser(req);
+            return f.with_limits(self.limits).parser(req);
         }
         let has_tools = self.native.has_tools();
         let mut suppress = false;
@@ -279,7 +296,7 @@ impl ParserFactory {
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
-        Parser { engine, finished: false, post }
+        Parser { engine, finished: false, post, limits: LimitState::new(self.limits) }
     }
 
     /// One-shot: push everything, finish, fold.
@@ -296,6 +313,8 @@ pub struct Parser {
     finished: bool,
     /// Message-level filters (`post.rs`), when the format asks for any.
     post: Option<Box<crate::post::Post>>,
+    /// The limits and what they cut (`limits.rs`).
+    limits: LimitState,
 }
 
 impl Parser {
@@ -305,6 +324,7 @@ impl Parser {
         if self.finished {
             return;
         }
+        let mark = Self::mark(out);
         match &mut self.post {
             None => self.engine.push(text, ids, out),
             Some(p) => {
@@ -313,6 +333,29 @@ impl Parser {
                 p.apply(d, false, out);
             }
         }
+        if Self::mark(out) != mark {
+            self.limits.apply(out, mark.0, mark.1, false);
+        }
+    }
+
+    /// Where the caller's delta stands: its fragments, the last one's
+    /// argument bytes (what the limits look at is what came after).
+    #[inline(always)]
+    fn mark(out: &Delta) -> (usize, usize) {
+        (out.tool_calls.len(), out.tool_calls.last().map_or(0, |c| c.arguments.len()))
+    }
+
+    /// The same parser with other limits (before anything was pushed).
+    pub fn with_limits(mut self, limits: Limits) -> Parser {
+        self.limits = LimitState::new(limits);
+        self
+    }
+
+    /// The limits this message reached so far, in the order it reached
+    /// them; empty for nearly every message. Each says what became of the
+    /// call (see [`Limits`]).
+    pub fn exceeded(&self) -> &[Exceeded] {
+        self.limits.exceeded()
     }
 
     /// Feeds one delta and returns what it produced.
@@ -328,6 +371,7 @@ impl Parser {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
+        let mark = Self::mark(out);
         match &mut self.post {
             None => self.engine.finish(out),
             Some(p) => {
@@ -336,6 +380,7 @@ impl Parser {
                 p.apply(d, true, out);
             }
         }
+        self.limits.apply(out, mark.0, mark.1, true);
     }
 
     /// Ends the stream and returns the last delta.

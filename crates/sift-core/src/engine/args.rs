@@ -45,7 +45,8 @@ impl RawJson {
 
     /// Feeds text; returns how many bytes belonged to the value (the rest is
     /// not JSON of this value). With `skip_lead`, bytes before the first `{`
-    /// or `[` are consumed and ignored.
+    /// are consumed and ignored: arguments are an object, so a `[` is not
+    /// where they start (fuzz: `[A` for a named tool_choice gave `[]`).
     pub fn feed(&mut self, s: &str, skip_lead: bool, out: &mut String) -> usize {
         if self.stopped {
             return 0;
@@ -57,7 +58,7 @@ impl RawJson {
             let first = b.iter().position(|&c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
             match first {
                 None => return s.len(),
-                Some(i) if skip_lead => match b[i..].iter().position(|&c| c == b'{' || c == b'[') {
+                Some(i) if skip_lead => match b[i..].iter().position(|&c| c == b'{') {
                     Some(j) => {
                         skipped = i + j;
                         s = &s[i + j..];

@@ -118,6 +118,8 @@ pub(crate) struct Engine {
     py: Option<pycalls::PyState>,
     /// The current message header (harmony).
     hdr: String,
+    /// The header reached `MAX_HEADER` and was cut.
+    hdr_full: bool,
     /// Reasoning text was output (a `join` state separates what follows).
     wrote_reasoning: bool,
     /// A header was routed (the output is framed), and where the output's
@@ -158,6 +160,7 @@ impl Engine {
             env: None,
             py: None,
             hdr: String::new(),
+            hdr_full: false,
             wrote_reasoning: false,
             framed: false,
             hdr_start: 0,
@@ -599,18 +602,41 @@ impl Engine {
                 // one is no header: what the output wrote is content (vLLM
                 // reads unframed output as content); later it is cut, never
                 // grown without bound.
-                if self.hdr.len() + s.len() <= MAX_HEADER {
+                if self.hdr_full {
+                    // Cut: nothing more joins this header.
+                } else if self.hdr.len() + s.len() <= MAX_HEADER {
                     self.hdr.push_str(s);
                 } else if !self.framed && !self.priming {
+                    // It turns content at its MAX_HEADER-th byte (whole
+                    // characters), wherever the deltas were cut; the rest is
+                    // read again in the content state (fuzz: the switch point
+                    // used to be the end of the delta).
+                    let mut n = MAX_HEADER - self.hdr.len();
+                    while !s.is_char_boundary(n) {
+                        n -= 1;
+                    }
                     let from = self.hdr_start.min(self.hdr.len());
                     out.push_content(&self.hdr[from..]);
-                    out.push_content(s);
+                    out.push_content(&s[..n]);
                     self.hdr.clear();
                     self.hdr_start = 0;
                     self.framed = true;
                     if let Some(c) = self.fmt.states.iter().position(|st| st.name == "content") {
                         self.state = c as StateId;
+                        return Some(n);
                     }
+                    out.push_content(&s[n..]);
+                } else {
+                    // The first MAX_HEADER bytes (whole characters) and no
+                    // more, however the header was cut into deltas (fuzz:
+                    // a smaller later delta used to fit where a larger one
+                    // had not).
+                    let mut n = MAX_HEADER - self.hdr.len();
+                    while !s.is_char_boundary(n) {
+                        n -= 1;
+                    }
+                    self.hdr.push_str(&s[..n]);
+                    self.hdr_full = true;
                 }
             }
             K::Pythonic => {
@@ -798,7 +824,10 @@ impl Engine {
             }
             Mode::Envelope(_) => self.env = Some(Env::default()),
             Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
-            Mode::Header(_) => self.hdr.clear(),
+            Mode::Header(_) => {
+                self.hdr.clear();
+                self.hdr_full = false;
+            }
             _ => {}
         }
     }

@@ -1,0 +1,258 @@
+//! Limits on what one message may make a caller hold: argument bytes per
+//! call, JSON nesting depth, calls per message (held marker bytes are
+//! bounded by construction, see [`crate::MAX_MARKER_LEN`]). `docs/limits.md`
+//! gives the defaults and the reasons for each answer.
+//!
+//! The limits are applied to the call fragments the engine (and the
+//! message filters) wrote, as the last stage before the caller: a call whose
+//! arguments would pass [`Limits::max_argument_bytes`] or nest deeper than
+//! [`Limits::max_depth`] is cut at the last whole JSON token before the
+//! limit and closed validly (the watermark's repair: the emitted fragments
+//! stay a prefix of the final arguments, which stay a JSON object); the
+//! rest of its arguments is dropped. Calls past [`Limits::max_calls`] are
+//! dropped whole. Each hit is recorded once as an [`Exceeded`] the caller
+//! reads from [`crate::Parser::exceeded`].
+//!
+//! Invariant: every decision is a function of one call's concatenated
+//! arguments (or of the call's index), never of how they were cut into
+//! fragments, so streaming still equals one-shot. Bytes above the JSON
+//! watermark (white space, a comma, an unfinished escape) are held until the
+//! next byte or the end decides them; they are at most the limit.
+
+use crate::json::{JsonScanner, Scan, MAX_DEPTH};
+use crate::message::Delta;
+use std::fmt;
+
+/// The limits one parser enforces. Every limit is on by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of one call's `arguments` text (default 8 MiB).
+    pub max_argument_bytes: usize,
+    /// Nesting of objects and arrays in one call's arguments, the arguments
+    /// object itself counting 1 (default 128; at most [`MAX_DEPTH`] - 1,
+    /// as the argument kernels refuse deeper JSON whatever this says).
+    pub max_depth: usize,
+    /// Tool calls in one message (default 1024).
+    pub max_calls: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_argument_bytes: 8 << 20, max_depth: 128, max_calls: 1024 }
+    }
+}
+
+impl Limits {
+    /// No limit but the ones the kernels have by construction.
+    pub fn unlimited() -> Limits {
+        Limits { max_argument_bytes: usize::MAX, max_depth: MAX_DEPTH - 1, max_calls: usize::MAX }
+    }
+}
+
+/// A limit a message reached, and what became of the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// Call `index`'s arguments were cut at `limit` bytes and closed.
+    ArgumentBytes {
+        /// The call's index.
+        index: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Call `index`'s arguments were cut before nesting `limit + 1` deep, and closed.
+    Depth {
+        /// The call's index.
+        index: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Calls from index `limit` on were dropped.
+    Calls {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exceeded::ArgumentBytes { index, limit } => {
+                write!(f, "tool call {index}: arguments longer than {limit} bytes were cut")
+            }
+            Exceeded::Depth { index, limit } => {
+                write!(f, "tool call {index}: arguments nested deeper than {limit} were cut")
+            }
+            Exceeded::Calls { limit } => write!(f, "more than {limit} tool calls: the rest were dropped"),
+        }
+    }
+}
+
+impl std::error::Error for Exceeded {}
+
+/// How close to the byte limit bytes above the watermark start being held.
+/// A cut after an emitted comma followed by more white space than this is
+/// the one case whose arguments end invalid (`docs/limits.md`).
+const NEAR: usize = 4096;
+
+/// One call's arguments as seen so far.
+#[derive(Debug, Default)]
+struct CallArgs {
+    scan: JsonScanner,
+    /// Bytes accepted (fed to the scanner, or counted once it went invalid).
+    fed: usize,
+    /// Accepted bytes not emitted yet (above the watermark).
+    pending: String,
+    /// Cut: everything after is dropped.
+    cut: bool,
+}
+
+/// The per-parser limit state.
+#[derive(Debug, Default)]
+pub(crate) struct LimitState {
+    limits: Limits,
+    calls: Vec<CallArgs>,
+    hits: Vec<Exceeded>,
+}
+
+impl LimitState {
+    pub fn new(limits: Limits) -> LimitState {
+        // The limit must cut before the kernels do, or the cut is not reported.
+        let limits = Limits { max_depth: limits.max_depth.min(MAX_DEPTH - 1), ..limits };
+        LimitState { limits, calls: vec![], hits: vec![] }
+    }
+
+    pub fn exceeded(&self) -> &[Exceeded] {
+        &self.hits
+    }
+
+    /// Applies the limits to what was appended to `out` since it held
+    /// `calls` fragments, the last of them with `args` argument bytes.
+    pub fn apply(&mut self, out: &mut Delta, calls: usize, args: usize, last: bool) {
+        let max_calls = self.limits.max_calls;
+        if out.tool_calls.iter().skip(calls).any(|c| c.index >= max_calls) {
+            if !self.hits.contains(&Exceeded::Calls { limit: max_calls }) {
+                self.hits.push(Exceeded::Calls { limit: max_calls });
+            }
+            out.retain_calls(|c| c.index < max_calls);
+        }
+        let from = calls.saturating_sub(1);
+        for k in from..out.tool_calls.len() {
+            let f = &mut out.tool_calls[k];
+            let old = if k + 1 == calls { args.min(f.arguments.len()) } else { 0 };
+            if old == f.arguments.len() {
+                continue;
+            }
+            let new = f.arguments.split_off(old);
+            self.feed(f.index, &new, &mut f.arguments);
+        }
+        if last {
+            // The end decides held white space and commas: the engine's
+            // arguments are complete, so they were part of them.
+            for i in 0..self.calls.len() {
+                if !self.calls[i].pending.is_empty() {
+                    let p = std::mem::take(&mut self.calls[i].pending);
+                    out.call_fragment(i).arguments.push_str(&p);
+                }
+            }
+        }
+    }
+
+    /// Feeds the next argument bytes of call `index`, writing what may be emitted to `out`.
+    fn feed(&mut self, index: usize, s: &str, out: &mut String) {
+        if self.calls.len() <= index {
+            self.calls.resize_with(index + 1, CallArgs::default);
+        }
+        let lim = self.limits;
+        let c = &mut self.calls[index];
+        if c.cut {
+            return;
+        }
+        let room = lim.max_argument_bytes.saturating_sub(c.fed);
+        // Whole characters that fit: the cut never splits one.
+        let mut fit = s.len().min(room);
+        while !s.is_char_boundary(fit) {
+            fit -= 1;
+        }
+        let (take, over) = (&s[..fit], fit < s.len());
+        if c.scan.is_invalid() {
+            // Not JSON (the engine wrote it so): counted, passed on.
+            c.fed += take.len();
+            out.push_str(take);
+        } else if let Some(at) = scan_until_deep(&mut c.scan, take.as_bytes(), lim.max_depth) {
+            c.fed += at;
+            c.pending.push_str(&take[..at]);
+            return Self::cut(c, Exceeded::Depth { index, limit: lim.max_depth }, out, &mut self.hits);
+        } else {
+            c.fed += take.len();
+            c.pending.push_str(take);
+            // Bytes above the watermark are only held where a cut may come:
+            // within NEAR bytes of the byte limit, or at the depth limit.
+            // Elsewhere the stream keeps the engine's own fragments.
+            let near = c.fed.saturating_add(NEAR) > lim.max_argument_bytes || c.scan.depth() >= lim.max_depth;
+            let n = if c.scan.is_complete() || c.scan.is_invalid() || !near {
+                c.pending.len()
+            } else {
+                // The watermark never goes below what was emitted already.
+                c.scan.safe() - (c.fed - c.pending.len())
+            };
+            out.push_str(&c.pending[..n]);
+            c.pending.drain(..n);
+        }
+        if over {
+            Self::cut(
+                c,
+                Exceeded::ArgumentBytes { index, limit: lim.max_argument_bytes },
+                out,
+                &mut self.hits,
+            );
+        }
+    }
+
+    /// Cuts a call: the watermarked prefix, then the repair that closes it.
+    fn cut(c: &mut CallArgs, why: Exceeded, out: &mut String, hits: &mut Vec<Exceeded>) {
+        c.cut = true;
+        hits.push(why);
+        if c.scan.is_invalid() {
+            out.push_str(&std::mem::take(&mut c.pending));
+            return;
+        }
+        let emitted = c.fed - c.pending.len();
+        let safe = c.scan.safe().max(emitted);
+        out.push_str(&c.pending[..safe - emitted]);
+        c.pending.clear();
+        match c.scan.repair() {
+            Some(r) => out.push_str(&r),
+            None => out.push_str("{}"),
+        }
+    }
+}
+
+/// Feeds `b`; `Some(at)` when byte `at` would open a container past
+/// `max_depth` (the scanner then holds the state before it).
+fn scan_until_deep(scan: &mut JsonScanner, b: &[u8], max_depth: usize) -> Option<usize> {
+    let mut i = 0;
+    while i < b.len() {
+        if scan.depth() < max_depth {
+            // No opening byte can pass the limit before depth reaches it.
+            let n = match memchr::memchr2(b'{', b'[', &b[i..]) {
+                Some(n) => n + 1,
+                None => b.len() - i,
+            };
+            if let Scan::Invalid { .. } | Scan::Complete { .. } = scan.feed(&b[i..i + n]) {
+                return None;
+            }
+            i += n;
+        } else {
+            let before = scan.clone();
+            if let Scan::Invalid { .. } | Scan::Complete { .. } = scan.feed(&b[i..=i]) {
+                return None;
+            }
+            if scan.depth() > max_depth {
+                *scan = before;
+                return Some(i);
+            }
+            i += 1;
+        }
+    }
+    None
+}

@@ -1,0 +1,300 @@
+//! Adversarial outputs (issue 12, point 3): each parses to a defined answer
+//! without a panic, the same streamed (in several cuts) and one-shot, and
+//! each limit gives the answer `docs/limits.md` documents.
+//!
+//! The large inputs are generated lazily and fed in chunks. Their default
+//! sizes keep a debug run to seconds while still passing every limit;
+//! `SIFT_ADVERSARIAL_FULL=1` runs the issue's sizes (100 MB, 50 MB; use
+//! `--release`).
+
+use sift_core::json::JsonScanner;
+use sift_core::{
+    Delta, Exceeded, Folder, Limits, Message, ParserFactory, Registry, Request, Tools, MAX_MARKER_LEN,
+};
+use std::sync::Arc;
+
+fn full() -> bool {
+    std::env::var_os("SIFT_ADVERSARIAL_FULL").is_some()
+}
+
+fn factory(r: Option<&str>, t: Option<&str>) -> ParserFactory {
+    Registry::builtin().factory(r, t).expect("built-in pair")
+}
+
+fn tools(names: &[&str]) -> Request {
+    let t: Vec<_> = names
+        .iter()
+        .map(|n| serde_json::json!({"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {"code": {"type": "string"}, "x": {"type": "string"}}}}}))
+        .collect();
+    Request {
+        tools: Arc::new(Tools::from_json(&serde_json::Value::Array(t))),
+        id_seed: Some(7),
+        ..Request::default()
+    }
+}
+
+/// The answer and the limits hit, for one way of cutting `text`.
+fn run(
+    f: &ParserFactory,
+    req: &Request,
+    limits: Limits,
+    chunks: &mut dyn Iterator<Item = &str>,
+) -> (Message, Vec<Exceeded>) {
+    let mut p = f.parser(req).with_limits(limits);
+    let (mut fold, mut d) = (Folder::default(), Delta::default());
+    for c in chunks {
+        d.clear();
+        p.push_into(c, None, &mut d);
+        fold.push(&d);
+        assert!(p.held_bytes() < MAX_MARKER_LEN);
+    }
+    d.clear();
+    p.finish_into(&mut d);
+    fold.push(&d);
+    (fold.finish(), p.exceeded().to_vec())
+}
+
+/// Cuts `s` into pieces of `n` bytes (on char boundaries).
+fn cuts(s: &str, n: usize) -> impl Iterator<Item = &str> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at >= s.len() {
+            return None;
+        }
+        let mut end = (at + n).min(s.len());
+        while !s.is_char_boundary(end) {
+            end += 1;
+        }
+        let piece = &s[at..end];
+        at = end;
+        Some(piece)
+    })
+}
+
+/// One-shot, then streamed in cuts of 1 (short texts), 7, 4093 and 1 MiB
+/// bytes: every answer is the same; every call has a name and JSON-object
+/// arguments. Returns the one-shot answer.
+fn check(f: &ParserFactory, req: &Request, limits: Limits, text: &str) -> (Message, Vec<Exceeded>) {
+    let one = run(f, req, limits, &mut std::iter::once(text));
+    let mut sizes = vec![7, 4093, 1 << 20];
+    if text.len() < 4096 {
+        sizes.push(1);
+    }
+    for n in sizes {
+        let streamed = run(f, req, limits, &mut cuts(text, n));
+        assert!(streamed == one, "cut {n}: streamed differs from one-shot");
+    }
+    for c in &one.0.tool_calls {
+        assert!(!c.name.is_empty(), "a call without a name");
+        let mut s = JsonScanner::new();
+        s.feed(c.arguments.as_bytes());
+        assert!(
+            s.is_complete() && c.arguments.starts_with('{'),
+            "arguments not a JSON object: {:.200}",
+            c.arguments
+        );
+    }
+    one
+}
+
+#[test]
+fn marker_prefixes_for_100_mb_hold_fewer_bytes_than_a_marker() {
+    let f = factory(Some("qwen3"), Some("hermes"));
+    let mb = if full() { 100 } else { 8 };
+    let unit = "<tool_".repeat(1 << 10);
+    let n = mb * (1 << 20) / unit.len();
+    let mut p = f.parser(&tools(&["f"]));
+    let (mut d, mut reasoning, mut held) = (Delta::default(), 0usize, 0usize);
+    for chunk in std::iter::once("<think>").chain(std::iter::repeat_n(unit.as_str(), n)) {
+        // Marker prefixes cut everywhere: 7-byte pieces of each chunk.
+        for piece in cuts(chunk, 7) {
+            d.clear();
+            p.push_into(piece, None, &mut d);
+            assert!(d.content.is_empty() && d.tool_calls.is_empty());
+            reasoning += d.reasoning.len();
+            held = held.max(p.held_bytes());
+        }
+    }
+    d.clear();
+    p.finish_into(&mut d);
+    reasoning += d.reasoning.len();
+    assert_eq!(reasoning, n * unit.len(), "every byte is reasoning");
+    assert!(held < "<tool_call>".len(), "held {held} bytes");
+    assert!(p.exceeded().is_empty());
+}
+
+#[test]
+fn a_call_10000_levels_deep_is_cut_at_the_depth_limit() {
+    let f = factory(None, Some("hermes"));
+    let nest = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+    let text = format!(
+        "<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"x\": {}}}}}\n</tool_call>after",
+        nest(10_000)
+    );
+    let (m, hits) = check(&f, &tools(&["f"]), Limits::default(), &text);
+    // The arguments object is level 1: the value keeps 127 levels, closed.
+    assert_eq!(hits, [Exceeded::Depth { index: 0, limit: 128 }]);
+    assert_eq!(m.tool_calls[0].arguments, format!("{{\"x\": {}}}", nest(127)));
+    assert_eq!(m.content.as_deref(), Some("after"));
+}
+
+#[test]
+fn a_call_deeper_than_the_depth_limit_is_cut_and_closed() {
+    let f = factory(None, Some("hermes"));
+    let nest = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+    let text = format!(
+        "<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"a\": 1, \"x\": {}}}}}\n</tool_call>",
+        nest(20)
+    );
+    let limits = Limits { max_depth: 8, ..Limits::default() };
+    let (m, hits) = check(&f, &tools(&["f"]), limits, &text);
+    assert_eq!(hits, [Exceeded::Depth { index: 0, limit: 8 }]);
+    assert_eq!(m.tool_calls[0].arguments, format!("{{\"a\": 1, \"x\": {}}}", nest(7)));
+    // Within the limit, nothing changes.
+    let ok = format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"x\": {}}}}}\n</tool_call>", nest(7));
+    let (m, hits) = check(&f, &tools(&["f"]), limits, &ok);
+    assert!(hits.is_empty());
+    assert_eq!(m.tool_calls[0].arguments, format!("{{\"x\": {}}}", nest(7)));
+}
+
+#[test]
+fn a_50_mb_argument_is_cut_at_the_limit_and_closed() {
+    let f = factory(None, Some("hermes"));
+    let mb = if full() { 50 } else { 10 };
+    let big = "abcdefé日\\n".repeat(mb * (1 << 20) / 13);
+    let text =
+        format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"code\": \"{big}\"}}}}\n</tool_call>tail");
+    let (m, hits) = check(&f, &tools(&["f"]), Limits::default(), &text);
+    let limit = Limits::default().max_argument_bytes;
+    assert_eq!(hits, [Exceeded::ArgumentBytes { index: 0, limit }]);
+    let args = &m.tool_calls[0].arguments;
+    // The first `limit` bytes (on a whole character and escape), closed: `"}`.
+    assert!(args.len() <= limit + 2 && args.len() > limit - 8, "{}", args.len());
+    assert!(args.ends_with("\"}") && big.starts_with(&args[10..args.len() - 2]));
+    assert_eq!(m.content.as_deref(), Some("tail"));
+    // Without the limit, the whole argument is the call's.
+    let (m, hits) = check(&f, &tools(&["f"]), Limits::unlimited(), &text);
+    assert!(hits.is_empty());
+    assert_eq!(m.tool_calls[0].arguments.len(), big.len() + 12);
+}
+
+#[test]
+fn a_small_argument_limit_cuts_between_members() {
+    let f = factory(None, Some("hermes"));
+    let text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1, \"b\": [true, null], \"c\": \"xyz\"}}\n</tool_call>";
+    let limits = Limits { max_argument_bytes: 24, ..Limits::default() };
+    let (m, hits) = check(&f, &tools(&["f"]), limits, text);
+    assert_eq!(hits, [Exceeded::ArgumentBytes { index: 0, limit: 24 }]);
+    // `{"a": 1, "b": [true, nu` is the first 24 bytes; `nu` completes to `null`.
+    assert_eq!(m.tool_calls[0].arguments, "{\"a\": 1, \"b\": [true, null]}");
+}
+
+#[test]
+fn calls_past_the_limit_are_dropped() {
+    let f = factory(None, Some("hermes"));
+    let call = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": \"1\"}}\n</tool_call>\n";
+    let text = call.repeat(1030);
+    let (m, hits) = check(&f, &tools(&["f"]), Limits::default(), &text);
+    assert_eq!(m.tool_calls.len(), 1024);
+    assert_eq!(hits, [Exceeded::Calls { limit: 1024 }]);
+    let (m, hits) = check(&f, &tools(&["f"]), Limits { max_calls: 2, ..Limits::default() }, &call.repeat(3));
+    assert_eq!((m.tool_calls.len(), hits), (2, vec![Exceeded::Calls { limit: 2 }]));
+}
+
+#[test]
+fn nul_bytes_are_kept() {
+    let f = factory(Some("qwen3"), Some("qwen3_coder"));
+    let text = "<think>a\0b</think>c\0d<tool_call>\n<function=f>\n<parameter=code>\0x\0\n</parameter>\n</function>\n</tool_call>";
+    let (m, _) = check(&f, &tools(&["f"]), Limits::default(), text);
+    assert_eq!(m.reasoning.as_deref(), Some("a\0b"));
+    assert_eq!(m.content.as_deref(), Some("c\0d"));
+    assert_eq!(m.tool_calls[0].arguments, "{\"code\": \"\\u0000x\\u0000\"}");
+}
+
+#[test]
+fn a_lone_surrogate_escape_is_kept_verbatim() {
+    let f = factory(None, Some("hermes"));
+    let text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": \"\\ud800 and \\udfff\\ud800\"}}\n</tool_call>";
+    let (m, _) = check(&f, &tools(&["f"]), Limits::default(), text);
+    // Python's json reads lone surrogates; the escape text passes through.
+    assert_eq!(m.tool_calls[0].arguments, "{\"x\": \"\\ud800 and \\udfff\\ud800\"}");
+}
+
+#[test]
+fn a_marker_inside_a_json_string_is_text() {
+    let f = factory(None, Some("hermes"));
+    let text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": \"a </tool_call> b <tool_call> c\"}}\n</tool_call>";
+    let (m, _) = check(&f, &tools(&["f"]), Limits::default(), text);
+    // The first `</tool_call>` closes the call (vLLM's hermes regex is not
+    // JSON-aware either); the committed call keeps its valid prefix, closed,
+    // and the text after the marker is content.
+    assert_eq!(m.tool_calls.len(), 1);
+    assert_eq!(m.tool_calls[0].arguments, "{\"x\": \"a \"}");
+    assert_eq!(m.content.as_deref(), Some(" b <tool_call> c\"}}\n</tool_call>"));
+}
+
+#[test]
+fn a_closing_marker_inside_an_argument_value() {
+    let f = factory(None, Some("qwen3_coder"));
+    let code = "if s == \"</parameter>\":\n    print(\"</tool_call>\")";
+    let text = format!(
+        "<tool_call>\n<function=f>\n<parameter=code>\n{code}\n</parameter>\n</function>\n</tool_call>"
+    );
+    let (m, _) = check(&f, &tools(&["f"]), Limits::default(), &text);
+    // As vLLM's qwen3_coder reads it: the first `</parameter>` ends the value;
+    // whatever it answers, no byte is lost from both fields and no call is nameless.
+    assert_eq!(m.tool_calls.len(), 1, "{m:?}");
+    assert_eq!(m.tool_calls[0].name, "f");
+    let both = format!("{}{}", m.content.as_deref().unwrap_or(""), m.tool_calls[0].arguments);
+    assert!(both.contains("if s =="), "{m:?}");
+}
+
+#[test]
+fn several_think_blocks() {
+    let f = factory(Some("qwen3"), Some("hermes"));
+    let text = "<think>a</think>b<think>c</think>d";
+    let (m, _) = check(&f, &tools(&["f"]), Limits::default(), text);
+    assert_eq!(m.reasoning.as_deref(), Some("a"));
+    // As vLLM's qwen3: a second `<think>` is content, a repeated `</think>` is absorbed.
+    assert_eq!(m.content.as_deref(), Some("b<think>cd"));
+}
+
+#[test]
+fn a_call_to_a_tool_not_in_tools() {
+    let f = factory(None, Some("hermes"));
+    let text = "<tool_call>\n{\"name\": \"nope\", \"arguments\": {}}\n</tool_call>";
+    let (m, _) = check(&f, &tools(&["f"]), Limits::default(), text);
+    // vLLM's hermes parser does not check names against `tools`: a call.
+    assert_eq!(m.tool_calls.len(), 1);
+    assert_eq!(m.tool_calls[0].name, "nope");
+}
+
+// Regressions found by `fuzz/` (docs/fuzzing.md), minimised.
+
+#[test]
+fn fuzz_named_choice_with_a_leading_bracket_still_gives_object_arguments() {
+    // pairs: `- pythonic` with `tool_choice` named; `[A` made the arguments `[]`.
+    let f = factory(None, Some("pythonic"));
+    let req = Request { tool_choice: sift_core::ToolChoice::Named("f".into()), ..tools(&["f"]) };
+    for text in ["[A(A=\t)", "hello world[A(A=,\t", "[1, 2]", "[{\"a\": 1}]"] {
+        let (m, _) = check(&f, &req, Limits::default(), text);
+        assert_eq!(m.tool_calls.len(), 1, "{text:?}");
+    }
+}
+
+#[test]
+fn fuzz_a_runaway_header_reads_the_next_marker_as_content_however_cut() {
+    // pairs: `beam beam`, thinking off: an unframed header past 1024 bytes
+    // turned content, but one-shot still applied the header's `<|message|>`.
+    let f = factory(Some("beam"), Some("beam"));
+    let req =
+        Request { chat_template_kwargs: Some(serde_json::json!({"enable_thinking": false})), ..tools(&[]) };
+    let text = format!("{}<|message|>x", "h".repeat(1030));
+    let (m, _) = check(&f, &req, Limits::default(), &text);
+    assert_eq!(m.content.as_deref(), Some(text.as_str()));
+    // Two-byte characters across the limit: the same answer however cut.
+    check(&f, &req, Limits::default(), &format!("{}<|message|>x<|end|>", "é".repeat(600)));
+    // A marker of the content state after the 1,024th byte is read there,
+    // however cut (fuzz: cut inside the header, one-shot kept `<|return|>`).
+    check(&f, &req, Limits::default(), &format!("{}Done.<|return|>", "é".repeat(530)));
+}
