@@ -410,12 +410,15 @@ fn serve_help_names_each_vllm_counterpart() {
             .lines()
             .position(|l| l.trim_start().starts_with(flag))
             .unwrap_or_else(|| panic!("{flag} missing"));
-        let text: String = help.lines().skip(line).take(4).collect();
+        // clap wraps help to the terminal's width: compare with white space collapsed.
+        let text =
+            help.lines().skip(line).take(6).flat_map(str::split_whitespace).collect::<Vec<_>>().join(" ");
         assert!(text.contains(&format!("[vLLM: {vllm}]")), "{flag}: {text}");
     }
     // Every flag (and the positional model directory) says what it is in
     // vLLM, or that it is Sift's own.
     let flags = help.lines().filter(|l| l.trim_start().starts_with("--") && !l.contains("--help")).count();
-    let tagged = help.matches("[vLLM: ").count() + help.matches("[Sift only]").count();
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tagged = flat.matches("[vLLM: ").count() + flat.matches("[Sift only]").count();
     assert_eq!(flags + 1, tagged, "{help}");
 }
