@@ -389,6 +389,9 @@ fn a_model_whose_markers_are_missing_from_its_vocabulary_refuses_to_start() {
 fn serve_help_names_each_vllm_counterpart() {
     let out = Command::new(env!("CARGO_BIN_EXE_sift"))
         .args(["serve", "--help"])
+        // A fixed width and no terminal, so clap's layout is the same everywhere.
+        .env("COLUMNS", "100")
+        .stdin(std::process::Stdio::null())
         .output()
         .expect("sift serve --help");
     let help = String::from_utf8(out.stdout).expect("UTF-8");
