@@ -420,7 +420,8 @@ fn serve_help_names_each_vllm_counterpart() {
     }
     // Every flag (and the positional model directory) says what it is in
     // vLLM, or that it is Sift's own.
-    let flags = help.lines().filter(|l| l.trim_start().starts_with("--") && !l.contains("--help")).count();
+    // An option's own line is indented six spaces; wrapped help text, more.
+    let flags = help.lines().filter(|l| l.starts_with("      --") && !l.starts_with("       ")).count();
     let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
     let tagged = flat.matches("[vLLM: ").count() + flat.matches("[Sift only]").count();
     assert_eq!(flags + 1, tagged, "{help}");
