@@ -57,11 +57,11 @@ pub fn stream(mut p: Parser, pieces: &[&str], one: &Message) -> Message {
     fold.finish()
 }
 
-/// Every call has a name (unless the format says `nameless_args`, vLLM's
-/// Mistral answer, docs/format-language.md) and JSON-object arguments.
-pub fn check_calls(m: &Message, nameless_ok: bool) {
+/// Every call has a name (in every format: a nameless call is content or
+/// dropped, `nameless_args` included) and JSON-object arguments.
+pub fn check_calls(m: &Message) {
     for c in &m.tool_calls {
-        assert!(nameless_ok || !c.name.is_empty(), "a call without a name: {m:?}");
+        assert!(!c.name.trim().is_empty(), "a call without a name: {m:?}");
         // Python's json reads lone surrogate escapes; serde_json does not,
         // so every surrogate escape is made a plain one first.
         let mut b = c.arguments.as_bytes().to_vec();

@@ -67,8 +67,7 @@ fuzz_target!(|data: &[u8]| {
         ..Request::default()
     };
     let one = f.parse(&req, output, None);
-    let nameless = tn.and_then(|n| r.tool(n).ok()).is_some_and(|t| t.calls.nameless_args);
-    common::check_calls(&one, nameless);
+    common::check_calls(&one);
     let cut = common::pieces(output, common::hash(data));
     let streamed = common::stream(f.parser(&req), &cut, &one);
     assert_eq!(streamed, one, "streamed differs from one-shot");
