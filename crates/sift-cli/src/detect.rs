@@ -17,28 +17,7 @@ pub fn template_text(path: &Path) -> Result<String> {
         return Ok(text);
     }
     let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let mut out = String::new();
-    match v.get("chat_template") {
-        Some(Value::String(s)) => out.push_str(s),
-        Some(Value::Array(list)) => {
-            for t in list {
-                if let Some(s) = t.get("template").and_then(Value::as_str) {
-                    out.push_str(s);
-                    out.push('\n');
-                }
-            }
-        }
-        _ => {}
-    }
-    if let Some(Value::Object(added)) = v.get("added_tokens_decoder") {
-        for t in added.values() {
-            if let Some(s) = t.get("content").and_then(Value::as_str) {
-                out.push('\n');
-                out.push_str(s);
-            }
-        }
-    }
-    Ok(out)
+    Ok(sift_core::detection_text(&v))
 }
 
 /// Where `auto` finds the template: `--chat-template`, else the

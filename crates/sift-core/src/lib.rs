@@ -35,6 +35,6 @@ pub use format::{Format, FormatSpec, MAX_MARKER_LEN};
 pub use limits::{Exceeded, Limits};
 pub use message::{Delta, Folder, Message, Piece, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};
-pub use registry::{Detection, Registry};
+pub use registry::{detection_text, Detection, Registry};
 pub use schema::{ParamType, Tools};
 pub use token::{ReasoningCounter, Vocab};

@@ -155,3 +155,29 @@ impl Registry {
         Detection { reasoning, tools, also }
     }
 }
+
+/// The text [`Registry::detect`] reads from a `tokenizer_config.json`: its
+/// chat template(s), then its added tokens' spellings, one per line. Shared
+/// by `sift detect` and `sift serve`'s `auto` parsers, so both see the same
+/// markers.
+pub fn detection_text(config: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let mut out = String::new();
+    match config.get("chat_template") {
+        Some(Value::String(s)) => out.push_str(s),
+        Some(Value::Array(list)) => {
+            for s in list.iter().filter_map(|t| t.get("template").and_then(Value::as_str)) {
+                out.push_str(s);
+                out.push('\n');
+            }
+        }
+        _ => {}
+    }
+    if let Some(Value::Object(added)) = config.get("added_tokens_decoder") {
+        for s in added.values().filter_map(|t| t.get("content").and_then(Value::as_str)) {
+            out.push('\n');
+            out.push_str(s);
+        }
+    }
+    out
+}

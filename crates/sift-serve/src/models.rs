@@ -224,7 +224,7 @@ fn resolve_auto(
     let text = std::fs::read_to_string(path)
         .map_err(|source| ServeError::Io { path: path.display().to_string(), source })?;
     let text = match serde_json::from_str::<Value>(&text) {
-        Ok(v) if path.extension().is_some_and(|e| e == "json") => detection_text(&v),
+        Ok(v) if path.extension().is_some_and(|e| e == "json") => sift_core::detection_text(&v),
         _ => text,
     };
     let d = Registry::builtin().detect(&text);
@@ -236,26 +236,4 @@ fn resolve_auto(
         }
     };
     Ok((pick(r, d.reasoning), pick(t, d.tools)))
-}
-
-/// A `tokenizer_config.json`'s templates and added tokens, the text detection reads.
-fn detection_text(v: &Value) -> String {
-    let mut out = String::new();
-    match v.get("chat_template") {
-        Some(Value::String(s)) => out.push_str(s),
-        Some(Value::Array(list)) => {
-            for s in list.iter().filter_map(|t| t.get("template").and_then(Value::as_str)) {
-                out.push_str(s);
-                out.push('\n');
-            }
-        }
-        _ => {}
-    }
-    if let Some(Value::Object(added)) = v.get("added_tokens_decoder") {
-        for s in added.values().filter_map(|t| t.get("content").and_then(Value::as_str)) {
-            out.push('\n');
-            out.push_str(s);
-        }
-    }
-    out
 }
