@@ -139,11 +139,9 @@ impl LimitState {
         for k in from..out.tool_calls.len() {
             let f = &mut out.tool_calls[k];
             let old = if k + 1 == calls { args.min(f.arguments.len()) } else { 0 };
-            if old == f.arguments.len() {
-                continue;
+            if old < f.arguments.len() {
+                self.feed(f.index, &mut f.arguments, old);
             }
-            let new = f.arguments.split_off(old);
-            self.feed(f.index, &new, &mut f.arguments);
         }
         if last {
             // The end decides held white space and commas: the engine's
@@ -157,52 +155,63 @@ impl LimitState {
         }
     }
 
-    /// Feeds the next argument bytes of call `index`, writing what may be emitted to `out`.
-    fn feed(&mut self, index: usize, s: &str, out: &mut String) {
+    /// Feeds the argument bytes of call `index` that `args` holds from
+    /// `old` on, leaving in `args` what may be emitted. In place: the
+    /// common fragment (far from every limit, nothing held) is scanned and
+    /// left as it is, so the limits cost one scan and no allocation.
+    fn feed(&mut self, index: usize, args: &mut String, old: usize) {
         if self.calls.len() <= index {
             self.calls.resize_with(index + 1, CallArgs::default);
         }
         let lim = self.limits;
         let c = &mut self.calls[index];
         if c.cut {
+            args.truncate(old);
             return;
         }
         let room = lim.max_argument_bytes.saturating_sub(c.fed);
         // Whole characters that fit: the cut never splits one.
-        let mut fit = s.len().min(room);
-        while !s.is_char_boundary(fit) {
-            fit -= 1;
+        let mut end = args.len().min(old.saturating_add(room));
+        while !args.is_char_boundary(end) {
+            end -= 1;
         }
-        let (take, over) = (&s[..fit], fit < s.len());
+        let over = end < args.len();
+        args.truncate(end);
+        let fit = end - old;
         if c.scan.is_invalid() {
-            // Not JSON (the engine wrote it so): counted, passed on.
-            c.fed += take.len();
-            out.push_str(take);
-        } else if let Some(at) = scan_until_deep(&mut c.scan, take.as_bytes(), lim.max_depth) {
+            // Not JSON (the engine wrote it so): counted, passed on. Nothing
+            // is held once the scan went invalid.
+            c.fed += fit;
+        } else if let Some(at) = scan_until_deep(&mut c.scan, &args.as_bytes()[old..], lim.max_depth) {
             c.fed += at;
-            c.pending.push_str(&take[..at]);
-            return Self::cut(c, Exceeded::Depth { index, limit: lim.max_depth }, out, &mut self.hits);
+            c.pending.push_str(&args[old..old + at]);
+            args.truncate(old);
+            return Self::cut(c, Exceeded::Depth { index, limit: lim.max_depth }, args, &mut self.hits);
         } else {
-            c.fed += take.len();
-            c.pending.push_str(take);
+            c.fed += fit;
             // Bytes above the watermark are only held where a cut may come:
             // within NEAR bytes of the byte limit, or at the depth limit.
             // Elsewhere the stream keeps the engine's own fragments.
             let near = c.fed.saturating_add(NEAR) > lim.max_argument_bytes || c.scan.depth() >= lim.max_depth;
-            let n = if c.scan.is_complete() || c.scan.is_invalid() || !near {
-                c.pending.len()
-            } else {
+            let all = c.scan.is_complete() || c.scan.is_invalid() || !near;
+            if !c.pending.is_empty() {
+                c.pending.push_str(&args[old..]);
+                args.truncate(old);
                 // The watermark never goes below what was emitted already.
-                c.scan.safe() - (c.fed - c.pending.len())
-            };
-            out.push_str(&c.pending[..n]);
-            c.pending.drain(..n);
+                let n = if all { c.pending.len() } else { c.scan.safe() - (c.fed - c.pending.len()) };
+                args.push_str(&c.pending[..n]);
+                c.pending.drain(..n);
+            } else if !all {
+                let n = c.scan.safe() - (c.fed - fit);
+                c.pending.push_str(&args[old + n..]);
+                args.truncate(old + n);
+            }
         }
         if over {
             Self::cut(
                 c,
                 Exceeded::ArgumentBytes { index, limit: lim.max_argument_bytes },
-                out,
+                args,
                 &mut self.hits,
             );
         }
@@ -230,6 +239,11 @@ impl LimitState {
 /// Feeds `b`; `Some(at)` when byte `at` would open a container past
 /// `max_depth` (the scanner then holds the state before it).
 fn scan_until_deep(scan: &mut JsonScanner, b: &[u8], max_depth: usize) -> Option<usize> {
+    if scan.depth().saturating_add(b.len()) <= max_depth {
+        // Each byte opens at most one container: no cut in this fragment.
+        scan.feed(b);
+        return None;
+    }
     let mut i = 0;
     while i < b.len() {
         if scan.depth() < max_depth {

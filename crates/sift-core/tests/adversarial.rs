@@ -298,3 +298,22 @@ fn fuzz_a_runaway_header_reads_the_next_marker_as_content_however_cut() {
     // however cut (fuzz: cut inside the header, one-shot kept `<|return|>`).
     check(&f, &req, Limits::default(), &format!("{}Done.<|return|>", "é".repeat(530)));
 }
+
+/// Every byte and depth limit, under cuts of 1 to 5 bytes: the same answer
+/// as one shot (the held bytes above the watermark move with the cut, the
+/// answer must not), and arguments stay a JSON object.
+#[test]
+fn every_limit_gives_the_same_answer_under_every_cut() {
+    let f = factory(None, Some("hermes"));
+    let text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": [1, {\"b\": \"x\\\"}\"}], \"c\": {\"d\": [[]]}, \"e\": -1.5e3}}\n</tool_call>";
+    for bytes in 1..64 {
+        for depth in 1..5 {
+            let limits = Limits { max_argument_bytes: bytes, max_depth: depth, ..Limits::default() };
+            let one = check(&f, &tools(&["f"]), limits, text);
+            for n in 2..=5 {
+                let streamed = run(&f, &tools(&["f"]), limits, &mut cuts(text, n));
+                assert!(streamed == one, "bytes {bytes}, depth {depth}, cut {n}: streamed differs");
+            }
+        }
+    }
+}
