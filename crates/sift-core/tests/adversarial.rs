@@ -317,3 +317,14 @@ fn every_limit_gives_the_same_answer_under_every_cut() {
         }
     }
 }
+
+/// Fuzz (`pairs`, minimax_m3 + gemma4): a bare `049` in a Gemma call body
+/// went out as a JSON number with a leading zero, so the arguments were not
+/// JSON. A bare value that is not a JSON literal is a string.
+#[test]
+fn fuzz_a_bare_number_with_a_leading_zero_is_a_string() {
+    let f = factory(Some("minimax_m3"), Some("gemma4"));
+    let text = "<|tool_call>call:get_weather{city:<|\"|>Oslo<|\"|>,min_stars:049,days:+1}<tool_call|>";
+    let (m, _) = check(&f, &tools(&["get_weather"]), Limits::default(), text);
+    assert_eq!(m.tool_calls[0].arguments, r#"{"city": "Oslo", "min_stars": "049", "days": "+1"}"#);
+}

@@ -153,7 +153,11 @@ impl Relaxed {
                 self.tools.type_at(&self.func, &path).unwrap_or(ParamType::String)
             }
         };
-        let literal = matches!(t, "true" | "false" | "null") || t.parse::<f64>().is_ok_and(|x| x.is_finite());
+        // A JSON literal only: Rust's float syntax also takes `049`, `+1`,
+        // `1.` and `.5`, which are not JSON (fuzz: `"min_stars": 049`).
+        let literal = matches!(t, "true" | "false" | "null")
+            || (t.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+                && serde_json::from_str::<serde_json::Number>(t).is_ok());
         match ty {
             ParamType::Json if literal => out.push_str(t),
             ParamType::Json | ParamType::String => {
@@ -356,5 +360,10 @@ mod tests {
         assert_eq!(run(&[(false, "{}")], Bare::Literal), "{}");
         assert_eq!(run(&[(false, "{a:1,b:")], Bare::Literal), r#"{"a": 1, "b": null}"#);
         assert_eq!(run(&[(false, "{a:[1,2")], Bare::Literal), r#"{"a": [1, 2]}"#);
+        // Not JSON numbers, so strings (fuzz: `049` went out as a number).
+        assert_eq!(
+            run(&[(false, "{a:049,b:+1,c:1.,d:.5,e:-0.5e3,f:1e999}")], Bare::Literal),
+            r#"{"a": "049", "b": "+1", "c": "1.", "d": ".5", "e": -0.5e3, "f": "1e999"}"#
+        );
     }
 }
