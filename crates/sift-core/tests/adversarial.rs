@@ -328,3 +328,24 @@ fn fuzz_a_bare_number_with_a_leading_zero_is_a_string() {
     let (m, _) = check(&f, &tools(&["get_weather"]), Limits::default(), text);
     assert_eq!(m.tool_calls[0].arguments, r#"{"city": "Oslo", "min_stars": "049", "days": "+1"}"#);
 }
+
+/// Fuzz (`pairs`): a marker inside a harmony-style header that had just
+/// reached its 1,024-byte cap added a separating space past the cap; the
+/// next text then computed the room left as a negative number (a panic in
+/// debug builds, an endless loop in release). Every header length around
+/// the cap, with a marker after it, in every format with header states.
+#[test]
+fn fuzz_a_marker_after_a_full_header_neither_panics_nor_spins() {
+    for (r, t) in
+        [(Some("openai_gptoss"), Some("openai")), (Some("beam"), Some("beam")), (None, Some("openai"))]
+    {
+        let f = factory(r, t);
+        for pre in ["<|channel|>commentary to=", "<|start|>assistant to=", "<|channel|>analysis "] {
+            for n in 995..1030 {
+                let text =
+                    format!("{pre}{}<|channel|>xyz<|constrain|>json<|message|>{{}}<|call|>", "a".repeat(n));
+                check(&f, &tools(&["f"]), Limits::default(), &text);
+            }
+        }
+    }
+}

@@ -611,7 +611,7 @@ impl Engine {
                     // characters), wherever the deltas were cut; the rest is
                     // read again in the content state (fuzz: the switch point
                     // used to be the end of the delta).
-                    let mut n = MAX_HEADER - self.hdr.len();
+                    let mut n = MAX_HEADER.saturating_sub(self.hdr.len());
                     while !s.is_char_boundary(n) {
                         n -= 1;
                     }
@@ -631,7 +631,7 @@ impl Engine {
                     // more, however the header was cut into deltas (fuzz:
                     // a smaller later delta used to fit where a larger one
                     // had not).
-                    let mut n = MAX_HEADER - self.hdr.len();
+                    let mut n = MAX_HEADER.saturating_sub(self.hdr.len());
                     while !s.is_char_boundary(n) {
                         n -= 1;
                     }
@@ -689,8 +689,12 @@ impl Engine {
     fn apply(&mut self, tr: crate::format::compiled::Trans, marker: &str, out: &mut Delta) {
         let tr = if tr.route { self.route(tr, out) } else { tr };
         if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && tr.to == self.state {
-            // Markers inside a header separate its words.
-            self.hdr.push(' ');
+            // Markers inside a header separate its words; a full header
+            // takes no more (fuzz: a space past MAX_HEADER made the cut
+            // below wrap around and spin).
+            if !self.hdr_full && self.hdr.len() < MAX_HEADER {
+                self.hdr.push(' ');
+            }
         }
         let from = self.state;
         if tr.keep {
