@@ -41,8 +41,8 @@ impl Frames {
 }
 
 fn frame_end(buf: &[u8]) -> Option<(usize, usize)> {
-    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
-    let crlf = buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| (i, 4));
+    let lf = memchr::memmem::find(buf, b"\n\n").map(|i| (i, 2));
+    let crlf = memchr::memmem::find(buf, b"\r\n\r\n").map(|i| (i, 4));
     match (lf, crlf) {
         (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
         (a, b) => a.or(b),
