@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use tokenizers::Tokenizer;
+use tokenizers::{DecoderWrapper, Tokenizer};
 
 use crate::{named_tokenizer_path, Detokenizer, TokenizerError};
 
@@ -100,6 +100,14 @@ impl TokenizerView {
     /// (HuggingFace's `decode(ids, skip_special_tokens)`).
     pub fn decode_with(&self, ids: &[u32], skip_special: bool) -> String {
         self.inner.decode(ids, skip_special).unwrap_or_default()
+    }
+
+    /// Whether decoding concatenates the tokens' bytes (a lone byte-level
+    /// decoder): then `decode(a ++ b) == decode(a) ++ decode(b)` whenever
+    /// `decode(a)` does not end in U+FFFD. Metaspace, byte-fallback and
+    /// WordPiece decoders rewrite the start or the joins, so they do not.
+    pub fn decodes_by_concatenation(&self) -> bool {
+        matches!(self.inner.get_decoder(), Some(DecoderWrapper::ByteLevel(_)))
     }
 
     /// Whether `id` is an added token the tokenizer marks special (what
