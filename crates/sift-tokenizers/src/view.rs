@@ -24,6 +24,10 @@ use crate::{named_tokenizer_path, Detokenizer, TokenizerError};
 #[derive(Clone)]
 pub struct TokenizerView {
     inner: Arc<Tokenizer>,
+    /// The ids of the added tokens marked special, sorted. Read once:
+    /// `Tokenizer::get_added_tokens_decoder` clones its whole map per call,
+    /// and [`TokenizerView::is_special`] runs per streamed token.
+    special: Arc<[u32]>,
 }
 
 impl fmt::Debug for TokenizerView {
@@ -34,7 +38,14 @@ impl fmt::Debug for TokenizerView {
 
 impl From<Tokenizer> for TokenizerView {
     fn from(tokenizer: Tokenizer) -> Self {
-        TokenizerView { inner: Arc::new(tokenizer) }
+        let mut special: Vec<u32> = tokenizer
+            .get_added_tokens_decoder()
+            .iter()
+            .filter(|(_, t)| t.special)
+            .map(|(id, _)| *id)
+            .collect();
+        special.sort_unstable();
+        TokenizerView { inner: Arc::new(tokenizer), special: special.into() }
     }
 }
 
@@ -113,7 +124,7 @@ impl TokenizerView {
     /// Whether `id` is an added token the tokenizer marks special (what
     /// `skip_special_tokens` removes).
     pub fn is_special(&self, id: u32) -> bool {
-        self.inner.get_added_tokens_decoder().get(&id).is_some_and(|t| t.special)
+        self.special.binary_search(&id).is_ok()
     }
 
     /// The vocabulary entry of an id (byte-level encoded for byte-level BPE).
