@@ -75,6 +75,9 @@ pub struct ServeArgs {
     /// Demo: pause between tokens, milliseconds (default 0). [Sift only]
     #[arg(long)]
     pub demo_pace_ms: Option<u64>,
+    /// Record each streamed chunk's arrival and hand-over times, read at GET /debug/stamps (load tests). [Sift only]
+    #[arg(long)]
+    pub stamps: bool,
 }
 
 fn origins(s: &str) -> Vec<String> {
@@ -106,6 +109,7 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
     l.connect_timeout_ms = a.connect_timeout_ms.unwrap_or(l.connect_timeout_ms);
     l.read_timeout_ms = a.read_timeout_ms.unwrap_or(l.read_timeout_ms);
     l.demo_pace_ms = a.demo_pace_ms.unwrap_or(l.demo_pace_ms);
+    c.stamps |= a.stamps;
     if a.demo {
         c.models.extend(sift_serve::models::demo_models());
     }

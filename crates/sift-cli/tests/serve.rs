@@ -240,6 +240,7 @@ fn health_models_metrics() {
         "sift_output_bytes_total{field=\"content\"}",
         "sift_errors_total{kind=\"unauthorized\"} 1",
         "sift_parse_delta_seconds_count",
+        "sift_relay_seconds_count",
     ] {
         assert!(m.contains(want), "metrics lack {want:?}:\n{m}");
     }

@@ -15,14 +15,24 @@ pub const DONE: &str = "data: [DONE]\n\n";
 
 /// `data: {json}\n\n`.
 pub fn data<T: Serialize + ?Sized>(value: &T) -> String {
-    let json = serde_json::to_string(value).expect("wire types serialize");
-    format!("data: {json}\n\n")
+    frame(&["data: "], value)
 }
 
 /// `event: NAME\ndata: {json}\n\n`.
 pub fn event<T: Serialize + ?Sized>(name: &str, value: &T) -> String {
-    let json = serde_json::to_string(value).expect("wire types serialize");
-    format!("event: {name}\ndata: {json}\n\n")
+    frame(&["event: ", name, "\ndata: "], value)
+}
+
+/// The `head` pieces, the JSON, a blank line: written into one buffer (a
+/// frame is made per token, so no intermediate string).
+fn frame<T: Serialize + ?Sized>(head: &[&str], value: &T) -> String {
+    let mut out = Vec::with_capacity(256);
+    for h in head {
+        out.extend_from_slice(h.as_bytes());
+    }
+    serde_json::to_writer(&mut out, value).expect("wire types serialize");
+    out.extend_from_slice(b"\n\n");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 /// Splits a stream back into its frames' `(event, data)` (for tests and clients).

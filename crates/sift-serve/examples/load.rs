@@ -2,12 +2,20 @@
 //! streaming requests through the gateway to the replay backend, both real
 //! processes on 127.0.0.1.
 //!
-//! Measures, per backend frame, the latency the gateway adds: the replay's
-//! send time (`--stamps`, keyed by the request's `seed`) to the time the
-//! client read the matching chunk (`return_token_ids: true` makes every
-//! backend token a client chunk, so chunk i is frame i); the gateway's
-//! resident memory with every stream open; and that nothing was lost (each
-//! stream's token ids and finish reason, no error frame).
+//! Measures, chunk by chunk, the time the gateway adds. Three clocks stamp
+//! each backend frame (all the system clock of this one machine, keyed by
+//! the request's `seed` and the frame's position; `return_token_ids: true`
+//! makes every backend token one client chunk, so chunk i is frame i): the
+//! replay's send (`sift-replay --stamps`), the gateway's receipt of the
+//! frame's bytes and its hand-over of the client frames (`sift serve
+//! --stamps`), and the client's read. The gateway's added time for a chunk
+//! is *send → hand-over*: the chunk's end-to-end time minus its own last
+//! hop (gateway → client), which is the one hop a client talking to the
+//! backend directly would also pay. It is never negative, unlike a
+//! difference of two percentiles. Also: the gateway's own time (receipt →
+//! hand-over), the direct path as a baseline, CPU per chunk, resident memory
+//! with every stream open, and that nothing was lost (each stream's token
+//! ids and finish reason, no error frame).
 //!
 //! ```sh
 //! cargo build --release -p sift-cli
@@ -16,6 +24,7 @@
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -134,6 +143,9 @@ async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Atomic
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
@@ -174,6 +186,7 @@ async fn main() {
             "hermes",
             "--max-num-seqs",
             "4096",
+            "--stamps",
         ],
     );
     let url = format!("http://{}/v1/chat/completions", gw.1);
@@ -185,12 +198,13 @@ async fn main() {
     // Warm up (one stream), then forget its stamps.
     one(client.clone(), url.clone(), u64::MAX, Arc::default()).await;
     let _ = reqwest::get(format!("http://{}/replay/stamps", replay.1)).await;
+    let _ = reqwest::get(format!("http://{}/debug/stamps", gw.1)).await;
     let idle = rss_kib(gw.0.id());
 
     let direct =
         phase(&client, &format!("http://{}/v1/completions", replay.1), &replay.1, n, ramp, None).await;
     let cpu_before = cpu_s(gw.0.id());
-    let via = phase(&client, &url, &replay.1, n, ramp, Some(gw.0.id())).await;
+    let via = phase(&client, &url, &replay.1, n, ramp, Some((gw.0.id(), &gw.1))).await;
     let cpu = cpu_s(gw.0.id()) - cpu_before;
     println!(
         "streams: {n}, tokens per stream: {}, backend pace: {pace} ms/token, arrivals over {ramp} ms",
@@ -200,20 +214,35 @@ async fn main() {
         [("backend -> client directly (baseline)", &direct), ("backend -> sift serve -> client", &via)]
     {
         println!(
-            "{name}: wall {:.2} s, errors {}, streams with lost output {}, {} chunks: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-            p.wall, p.errors, p.lost, p.lat.len(), pct(&p.lat, 0.5), pct(&p.lat, 0.9), pct(&p.lat, 0.99), p.lat.last().copied().unwrap_or(0.0)
+            "{name}: wall {:.2} s, errors {}, streams with lost output {}, {} chunks ({} with gateway stamps)",
+            p.wall,
+            p.errors,
+            p.lost,
+            p.e2e.len(),
+            p.added.len()
         );
     }
-    println!(
-        "added by the gateway (difference of the two): p50 {:.3} ms, p99 {:.3} ms",
-        pct(&via.lat, 0.5) - pct(&direct.lat, 0.5),
-        pct(&via.lat, 0.99) - pct(&direct.lat, 0.99)
-    );
+    println!("per chunk, ms                                           p50      p90      p99      max");
+    let row = |name: &str, v: &[f64]| {
+        println!(
+            "{name:<52} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+            pct(v, 0.5),
+            pct(v, 0.9),
+            pct(v, 0.99),
+            v.last().copied().unwrap_or(0.0)
+        )
+    };
+    row("direct: backend sent -> client read", &direct.e2e);
+    row("gateway: backend sent -> client read", &via.e2e);
+    row("  backend sent -> gateway received", &via.hop_in);
+    row("  gateway received -> handed over (its own work)", &via.own);
+    row("  handed over -> client read", &via.hop_out);
+    row("added: backend sent -> gateway handed over", &via.added);
     println!(
         "gateway CPU: {:.2} s for {} chunks = {:.1} µs per chunk (request handling, prompt rendering and tokenizing included)",
         cpu,
-        via.lat.len(),
-        cpu * 1e6 / via.lat.len() as f64
+        via.e2e.len(),
+        cpu * 1e6 / via.e2e.len() as f64
     );
     println!(
         "gateway RSS: idle {} KiB, {n} streams open {} KiB: {:.1} KiB per open stream",
@@ -228,19 +257,35 @@ struct Phase {
     tokens: usize,
     errors: usize,
     lost: usize,
-    lat: Vec<f64>,
+    /// Per chunk, sorted, in ms: backend sent → client read.
+    e2e: Vec<f64>,
+    /// Through the gateway (from its stamps): sent → received, received →
+    /// handed over, handed over → client read, sent → handed over.
+    hop_in: Vec<f64>,
+    own: Vec<f64>,
+    hop_out: Vec<f64>,
+    added: Vec<f64>,
     peak: u64,
 }
 
-/// N streams with arrivals spread over `ramp` ms; latencies from the replay's stamps.
+/// `GET url` as JSON.
+async fn get_json<T: serde::de::DeserializeOwned>(url: String) -> T {
+    let text = reqwest::get(url).await.unwrap().text().await.unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// N streams with arrivals spread over `ramp` ms; latencies from the
+/// replay's stamps, and the gateway's when it is in the path (`gw`: its pid
+/// and address).
 async fn phase(
     client: &reqwest::Client,
     url: &str,
     replay: &str,
     n: usize,
     ramp: u64,
-    pid: Option<u32>,
+    gw: Option<(u32, &str)>,
 ) -> Phase {
+    let pid = gw.map(|g| g.0);
     let opened = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let tasks: Vec<_> = (0..n as u64)
@@ -262,25 +307,38 @@ async fn phase(
         results.push(t.await.unwrap());
     }
     let wall = started.elapsed().as_secs_f64();
-    let stamps = reqwest::get(format!("http://{replay}/replay/stamps")).await.unwrap().text().await.unwrap();
-    let stamps: Vec<(u64, u32, u128)> = serde_json::from_str(&stamps).unwrap();
-    let mut sent = std::collections::HashMap::new();
-    for (seed, k, t) in stamps {
-        sent.insert((seed, k), t);
-    }
+    let stamps: Vec<(u64, u32, u128)> = get_json(format!("http://{replay}/replay/stamps")).await;
+    let sent: HashMap<(u64, u32), u128> = stamps.into_iter().map(|(s, k, t)| ((s, k), t)).collect();
+    let relayed: Vec<(u64, u32, u128, u128)> = match gw {
+        Some((_, addr)) => get_json(format!("http://{addr}/debug/stamps")).await,
+        None => Vec::new(),
+    };
+    let relayed: HashMap<(u64, u32), (u128, u128)> =
+        relayed.into_iter().map(|(s, k, a, b)| ((s, k), (a, b))).collect();
+    let ms = |from: u128, to: u128| (to as f64 - from as f64) / 1e6;
     let tokens = results.iter().map(|r| r.tokens).max().unwrap_or(0);
-    let (mut lat, mut lost, mut errors) = (Vec::new(), 0usize, 0usize);
+    let (mut lost, mut errors) = (0usize, 0usize);
+    let (mut e2e, mut hop_in, mut own, mut hop_out, mut added) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for r in &results {
         errors += r.errors;
         if r.tokens != tokens || tokens == 0 || r.finish.as_deref() != Some("stop") {
             lost += 1;
         }
-        for (k, t) in r.arrivals.iter().enumerate() {
-            if let Some(s) = sent.get(&(r.seed, k as u32)) {
-                lat.push((*t as f64 - *s as f64) / 1e6);
+        for (k, &read) in r.arrivals.iter().enumerate() {
+            let key = (r.seed, k as u32);
+            let Some(&s) = sent.get(&key) else { continue };
+            e2e.push(ms(s, read));
+            if let Some(&(received, handed)) = relayed.get(&key) {
+                hop_in.push(ms(s, received));
+                own.push(ms(received, handed));
+                hop_out.push(ms(handed, read));
+                added.push(ms(s, handed));
             }
         }
     }
-    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Phase { wall, tokens, errors, lost, lat, peak }
+    for v in [&mut e2e, &mut hop_in, &mut own, &mut hop_out, &mut added] {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    }
+    Phase { wall, tokens, errors, lost, e2e, hop_in, own, hop_out, added, peak }
 }

@@ -19,8 +19,9 @@ use crate::config::{BackendKind, Limits};
 use crate::drive::{Collected, Output};
 use crate::error::ApiError;
 use crate::inbound;
-use crate::metrics::Metrics;
+use crate::metrics::{Field, Metrics};
 use crate::models::{Model, Models};
+use crate::stamps::Stamps;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
@@ -51,6 +52,8 @@ pub struct Shared {
     pub api_key: Option<String>,
     /// Origins allowed by CORS.
     pub allowed_origins: Vec<String>,
+    /// Per-chunk relay stamps (`--stamps`; off by default).
+    pub stamps: Stamps,
     permits: Arc<Semaphore>,
     seq: AtomicU64,
     started: u64,
@@ -72,6 +75,7 @@ impl AppState {
         AppState(Arc::new(Shared {
             models,
             metrics: Metrics::default(),
+            stamps: Stamps::default(),
             permits: Arc::new(Semaphore::new(limits.max_concurrent)),
             limits,
             api_key,
@@ -88,7 +92,8 @@ impl AppState {
 }
 
 /// The router: `/v1/chat/completions`, `/v1/responses`, `/v1/messages`,
-/// `/v1/models`, `/health`, `/metrics`.
+/// `/v1/models`, `/health`, `/metrics` (and `/debug/stamps`, answered with
+/// `--stamps` only).
 pub fn app(state: AppState) -> Router {
     let limit = state.0.limits.max_body_bytes;
     let mut router = Router::new()
@@ -98,6 +103,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/models", get(models_route))
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/metrics", get(metrics_route))
+        .route("/debug/stamps", get(stamps_route))
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(state.clone(), gate))
         .with_state(state.clone());
@@ -165,6 +171,14 @@ async fn models_route(State(s): State<AppState>) -> Response {
 async fn metrics_route(State(s): State<AppState>) -> Response {
     let ct = "application/openmetrics-text; version=1.0.0; charset=utf-8";
     ([(header::CONTENT_TYPE, ct)], s.0.metrics.render()).into_response()
+}
+
+/// The stamps recorded since the last call (404 unless `--stamps`).
+async fn stamps_route(State(s): State<AppState>) -> Response {
+    if !s.0.stamps.enabled() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    axum::Json(s.0.stamps.drain()).into_response()
 }
 
 async fn respond(s: AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Response {
@@ -239,6 +253,8 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         prompt_tokens,
     };
+    // The key of this request's `--stamps` (the load test sends a seed per stream).
+    let seed = gen.sampling.get("seed").and_then(Value::as_u64).unwrap_or(0);
     let sent = Instant::now();
     let mut stream = model.backend.start(gen).await.map_err(backend_error)?;
 
@@ -274,15 +290,16 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         _permit: permit,
         sent,
         first: true,
+        seed,
+        chunks: 0,
     };
     let body = Body::from_stream(futures_util::stream::unfold(relay, |mut r| async move {
         if let Some(b) = r.opening.take() {
             return Some((Ok::<_, std::convert::Infallible>(b), r));
         }
         while !r.out.ended() {
-            let frames = r.next().await;
-            if !frames.is_empty() {
-                return Some((Ok(Bytes::from(frames.concat())), r));
+            if let Some(b) = r.next().await {
+                return Some((Ok(b), r));
             }
         }
         None
@@ -304,24 +321,42 @@ struct Relay {
     _permit: OwnedSemaphorePermit,
     sent: Instant,
     first: bool,
+    /// The request's `seed`, the key of its stamps.
+    seed: u64,
+    /// Backend chunks read so far.
+    chunks: u32,
 }
 
 impl Relay {
-    async fn next(&mut self) -> Vec<String> {
+    /// The client bytes for the next backend chunk (none when it completes nothing).
+    async fn next(&mut self) -> Option<Bytes> {
         let metrics = &self.shared.metrics;
-        match self.stream.next().await {
+        let (frames, received) = match self.stream.next().await {
             Some(Ok(chunk)) => {
                 if std::mem::take(&mut self.first) {
                     metrics.first_token.observe(self.sent.elapsed().as_secs_f64());
                 }
-                self.out.push(chunk, metrics)
+                let received = chunk.received;
+                (self.out.push(chunk, metrics), received)
             }
             Some(Err(e)) => {
                 metrics.error(e.label());
-                self.out.fail(&e.to_string(), metrics)
+                (self.out.fail(&e.to_string(), metrics), None)
             }
-            None => self.out.fail("the backend stream ended before the output finished", metrics),
+            None => (self.out.fail("the backend stream ended before the output finished", metrics), None),
+        };
+        let k = self.chunks;
+        self.chunks += 1;
+        if frames.is_empty() {
+            return None;
         }
+        let bytes = Bytes::from(frames.concat());
+        if let Some(at) = received {
+            // Handed to the connection now; hyper writes it in the same poll.
+            metrics.relay.observe(at.elapsed().as_secs_f64());
+            self.shared.stamps.record(self.seed, k, at);
+        }
+        Some(bytes)
     }
 }
 
@@ -378,9 +413,12 @@ fn one_shot(
             .collect();
         for c in &choices {
             let m = &c.message;
-            metrics.output("reasoning", m.reasoning.as_ref().map_or(0, String::len));
-            metrics.output("content", m.content.as_ref().map_or(0, String::len));
-            metrics.output("tool_calls", m.tool_calls.iter().map(|t| t.name.len() + t.arguments.len()).sum());
+            metrics.output(Field::Reasoning, m.reasoning.as_ref().map_or(0, String::len));
+            metrics.output(Field::Content, m.content.as_ref().map_or(0, String::len));
+            metrics.output(
+                Field::ToolCalls,
+                m.tool_calls.iter().map(|t| t.name.len() + t.arguments.len()).sum(),
+            );
         }
         return serde_json::to_value(chat::response(meta, model.opts.reasoning_field, &choices))
             .expect("wire types serialize");

@@ -118,6 +118,8 @@ pub struct Config {
     pub limits: Limits,
     /// The served models.
     pub models: Vec<ModelConfig>,
+    /// Record each streamed chunk's relay times (`GET /debug/stamps`; load tests only).
+    pub stamps: bool,
 }
 
 impl Default for Config {
@@ -129,6 +131,7 @@ impl Default for Config {
             allowed_origins: Vec::new(),
             limits: Limits::default(),
             models: Vec::new(),
+            stamps: false,
         }
     }
 }

@@ -14,7 +14,7 @@
 //! stream.
 
 use crate::backend::Chunk;
-use crate::metrics::Metrics;
+use crate::metrics::{Field, Metrics};
 use crate::models::Model;
 use serde_json::{json, Value};
 use sift_protocol::anthropic::MessageStream;
@@ -213,15 +213,15 @@ impl Output {
 }
 
 fn record(step: &Step, metrics: &Metrics) {
-    metrics.output("reasoning", step.delta.reasoning.len());
-    metrics.output("content", step.delta.content.len());
+    metrics.output(Field::Reasoning, step.delta.reasoning.len());
+    metrics.output(Field::Content, step.delta.content.len());
     let calls: usize = step
         .delta
         .tool_calls
         .iter()
         .map(|c| c.arguments.len() + c.name.as_ref().map_or(0, String::len))
         .sum();
-    metrics.output("tool_calls", calls);
+    metrics.output(Field::ToolCalls, calls);
 }
 
 /// One choice's whole output, collected for a one-shot answer.

@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod models;
 pub mod recording;
 pub mod replay;
+pub mod stamps;
 
 pub use app::{app, AppState};
 pub use config::{BackendKind, Config, Limits, ModelConfig};
@@ -57,6 +58,9 @@ pub async fn serve(
     let models = Models::build(&config)?;
     let state =
         AppState::new(models, config.limits.clone(), config.api_key.clone(), config.allowed_origins.clone());
+    if config.stamps {
+        state.0.stamps.enable();
+    }
     let addr = format!("{}:{}", config.host, config.port);
     let listener = tokio::net::TcpListener::bind(&addr)
         .await

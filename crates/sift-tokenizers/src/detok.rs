@@ -14,6 +14,14 @@
 //! `skip_special_tokens`) every window is decoded with special tokens
 //! skipped, so their text never appears.
 //!
+//! A byte-level BPE decoder (Qwen, Llama 3, DeepSeek, gpt-oss) decodes ids
+//! by concatenating each token's bytes and reading them as UTF-8, so
+//! `decode(a ++ b) == decode(a) ++ decode(b)` whenever `decode(a)` does not
+//! end in U+FFFD, which is always true of a released prefix. With such a
+//! decoder ([`TokenizerView::decodes_by_concatenation`]) the prefix adds
+//! nothing: only the held ids are decoded, once per id, instead of the whole
+//! window twice; the released chunks are the same.
+//!
 //! Invariant: for any ids, the concatenation of everything released by
 //! [`Detokenizer::push`] and [`Detokenizer::finish`] equals
 //! [`TokenizerView::decode_with`] of all ids (with the same `skip_special`), whenever the tokenizer's decode of a
@@ -33,6 +41,8 @@ pub struct Detokenizer {
     prefix: String,
     /// Special tokens are skipped (vLLM's `skip_special_tokens`).
     skip_special: bool,
+    /// The decoder concatenates: the prefix stays empty (see the module docs).
+    concat: bool,
 }
 
 impl Detokenizer {
@@ -43,7 +53,14 @@ impl Detokenizer {
 
     /// A detokenizer that skips special tokens when `skip_special` is set.
     pub fn with_skip(view: &TokenizerView, skip_special: bool) -> Self {
-        Detokenizer { view: view.clone(), ids: Vec::new(), read: 0, prefix: String::new(), skip_special }
+        Detokenizer {
+            view: view.clone(),
+            ids: Vec::new(),
+            read: 0,
+            prefix: String::new(),
+            skip_special,
+            concat: view.decodes_by_concatenation(),
+        }
     }
 
     fn decode(&self, ids: &[u32]) -> String {
@@ -53,6 +70,15 @@ impl Detokenizer {
     /// Feeds one id; returns the text it completes, if any.
     pub fn push(&mut self, id: u32) -> Option<String> {
         self.ids.push(id);
+        if self.concat {
+            // The prefix is empty (`read` is 0): `ids` are exactly the held ids.
+            let text = self.decode(&self.ids);
+            if text.is_empty() || text.ends_with(char::REPLACEMENT_CHARACTER) {
+                return None;
+            }
+            self.ids.clear();
+            return Some(text);
+        }
         let text = self.decode(&self.ids);
         if text.len() <= self.prefix.len() || text.ends_with(char::REPLACEMENT_CHARACTER) {
             return None;

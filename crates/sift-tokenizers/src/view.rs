@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use tokenizers::Tokenizer;
+use tokenizers::{DecoderWrapper, Tokenizer};
 
 use crate::{named_tokenizer_path, Detokenizer, TokenizerError};
 
@@ -24,6 +24,10 @@ use crate::{named_tokenizer_path, Detokenizer, TokenizerError};
 #[derive(Clone)]
 pub struct TokenizerView {
     inner: Arc<Tokenizer>,
+    /// The ids of the added tokens marked special, sorted. Read once:
+    /// `Tokenizer::get_added_tokens_decoder` clones its whole map per call,
+    /// and [`TokenizerView::is_special`] runs per streamed token.
+    special: Arc<[u32]>,
 }
 
 impl fmt::Debug for TokenizerView {
@@ -34,7 +38,14 @@ impl fmt::Debug for TokenizerView {
 
 impl From<Tokenizer> for TokenizerView {
     fn from(tokenizer: Tokenizer) -> Self {
-        TokenizerView { inner: Arc::new(tokenizer) }
+        let mut special: Vec<u32> = tokenizer
+            .get_added_tokens_decoder()
+            .iter()
+            .filter(|(_, t)| t.special)
+            .map(|(id, _)| *id)
+            .collect();
+        special.sort_unstable();
+        TokenizerView { inner: Arc::new(tokenizer), special: special.into() }
     }
 }
 
@@ -102,10 +113,18 @@ impl TokenizerView {
         self.inner.decode(ids, skip_special).unwrap_or_default()
     }
 
+    /// Whether decoding concatenates the tokens' bytes (a lone byte-level
+    /// decoder): then `decode(a ++ b) == decode(a) ++ decode(b)` whenever
+    /// `decode(a)` does not end in U+FFFD. Metaspace, byte-fallback and
+    /// WordPiece decoders rewrite the start or the joins, so they do not.
+    pub fn decodes_by_concatenation(&self) -> bool {
+        matches!(self.inner.get_decoder(), Some(DecoderWrapper::ByteLevel(_)))
+    }
+
     /// Whether `id` is an added token the tokenizer marks special (what
     /// `skip_special_tokens` removes).
     pub fn is_special(&self, id: u32) -> bool {
-        self.inner.get_added_tokens_decoder().get(&id).is_some_and(|t| t.special)
+        self.special.binary_search(&id).is_ok()
     }
 
     /// The vocabulary entry of an id (byte-level encoded for byte-level BPE).

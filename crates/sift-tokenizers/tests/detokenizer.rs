@@ -109,3 +109,42 @@ fn a_generated_replacement_char_is_not_lost() {
     let ids = t.encode("bad \u{FFFD}").unwrap();
     assert_eq!(stream(t, &ids).concat(), "bad \u{FFFD}");
 }
+
+/// vLLM's windowed algorithm written plainly (two decodes of the window per
+/// id): the reference the detokenizer's released chunks must equal, chunk
+/// for chunk, also where it decodes only the held ids.
+fn windowed(t: &TokenizerView, ids: &[u32], skip: bool) -> Vec<Option<String>> {
+    let (mut window, mut read, mut prefix) = (Vec::new(), 0, String::new());
+    let mut out = Vec::new();
+    for &id in ids {
+        window.push(id);
+        let text = t.decode_with(&window, skip);
+        if text.len() <= prefix.len() || text.ends_with('\u{FFFD}') {
+            out.push(None);
+            continue;
+        }
+        out.push(Some(text[prefix.len()..].to_string()));
+        window.drain(..read);
+        read = window.len();
+        prefix = t.decode_with(&window, skip);
+    }
+    out
+}
+
+#[test]
+fn released_chunks_equal_the_windowed_reference() {
+    let text = TEXTS.concat() + "bad \u{FFFD} end";
+    let mut concatenating = 0;
+    for name in TOKENIZER_NAMES {
+        let t = tok(name);
+        concatenating += usize::from(t.decodes_by_concatenation());
+        let ids = t.encode(&text).unwrap();
+        for skip in [false, true] {
+            let mut d = t.detokenizer_with(skip);
+            let got: Vec<Option<String>> = ids.iter().map(|&id| d.push(id)).collect();
+            assert_eq!(got, windowed(t, &ids, skip), "{name}, skip {skip}");
+        }
+    }
+    // The byte-level tokenizers take the one-decode path.
+    assert!(concatenating > 0);
+}

@@ -33,6 +33,11 @@ fn qwen3_markers() {
     assert_eq!(tok("qwen3").token_to_id("}}\n"), None);
     assert_eq!(tok("qwen3").token_to_id("}}Ċ"), Some(11248));
     split("qwen3", "<|channel|>", 5);
+    // What `skip_special_tokens` removes: special added tokens only.
+    let t = tok("qwen3");
+    assert!(t.is_special(151645), "<|im_end|> is special");
+    assert!(!t.is_special(151657), "<tool_call> is an added token, not special");
+    assert!(!t.is_special(11248), "a vocabulary entry");
 }
 
 #[test]

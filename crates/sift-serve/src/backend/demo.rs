@@ -11,7 +11,7 @@ use crate::recording::{replay_ids, Recording};
 use sift_protocol::FinishReason;
 use sift_tokenizers::TokenizerView;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A replayed model.
 #[derive(Debug, Clone)]
@@ -46,6 +46,7 @@ impl DemoBackend {
                 text: String::new(),
                 ids: Some(vec![ids[pos]]),
                 finish: last.then_some(finish),
+                received: None,
             })
         });
         let empty: Vec<Chunk> = if total == 0 {
@@ -59,7 +60,7 @@ impl DemoBackend {
             if !pace.is_zero() {
                 tokio::time::sleep(pace).await;
             }
-            Ok(c)
+            Ok(Chunk { received: Some(Instant::now()), ..c })
         });
         Box::pin(stream)
     }

@@ -11,13 +11,13 @@
 //! finished, or llama.cpp's `stop: true`) ends in [`BackendError::Dropped`].
 
 use super::sse::Frames;
+use super::wire::{self, Bad};
 use super::{BackendError, Chunk, ChunkStream, GenRequest};
 use crate::config::BackendKind;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use sift_protocol::FinishReason;
 use std::collections::{HashSet, VecDeque};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A backend reached over HTTP.
 #[derive(Debug, Clone)]
@@ -143,7 +143,7 @@ impl HttpBackend {
                     return None;
                 }
                 match body.next().await {
-                    Some(Ok(bytes)) => r.read(&bytes),
+                    Some(Ok(bytes)) => r.read(&bytes, Instant::now()),
                     Some(Err(e)) => r.fail(classify(e)),
                     None if r.complete => r.closed = true,
                     None => r.fail(BackendError::Dropped("the backend closed the connection".into())),
@@ -195,7 +195,8 @@ impl Reader {
         self.closed = true;
     }
 
-    fn read(&mut self, bytes: &[u8]) {
+    /// Bytes that arrived at `received`.
+    fn read(&mut self, bytes: &[u8], received: Instant) {
         for frame in self.frames.push(bytes) {
             if self.closed {
                 return;
@@ -208,80 +209,21 @@ impl Reader {
                 self.complete = true;
                 continue;
             }
-            let v: Value = match serde_json::from_str(&data) {
-                Ok(v) => v,
-                Err(e) => {
-                    let shown: String = data.chars().take(80).collect();
-                    return self.fail(BackendError::Protocol(format!("{e} in {shown:?}")));
-                }
+            let chunks = match wire::chunks(self.kind, &data, received) {
+                Ok(c) => c,
+                Err(Bad::Json(m)) => return self.fail(BackendError::Protocol(m)),
+                Err(Bad::Error(message)) => return self.fail(BackendError::Status { status: 500, message }),
             };
-            if let Some(err) = v.get("error") {
-                let message = err
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| err.to_string(), str::to_string);
-                return self.fail(BackendError::Status { status: 500, message });
-            }
-            match self.kind {
-                BackendKind::Llamacpp => self.llamacpp(&v),
-                _ => self.openai(&v),
-            }
-        }
-    }
-
-    fn openai(&mut self, v: &Value) {
-        for c in v.get("choices").and_then(Value::as_array).into_iter().flatten() {
-            let index = c.get("index").and_then(Value::as_u64).unwrap_or(0) as u32;
-            let text = match self.kind {
-                BackendKind::Chat => c.pointer("/delta/content").and_then(Value::as_str),
-                _ => c.get("text").and_then(Value::as_str),
-            };
-            let ids = c
-                .get("token_ids")
-                .or_else(|| c.get("output_ids"))
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|x| x.as_u64().map(|x| x as u32)).collect());
-            let finish = c.get("finish_reason").and_then(Value::as_str).map(|f| {
-                if f == "length" {
-                    FinishReason::Length
-                } else {
-                    FinishReason::Stop
+            for c in chunks {
+                if c.finish.is_some() {
+                    // llama.cpp makes one choice: its `stop` ends the stream.
+                    self.finished.insert(c.index);
+                    if self.kind == BackendKind::Llamacpp || self.finished.len() as u32 >= self.n {
+                        self.complete = true;
+                    }
                 }
-            });
-            if finish.is_some() {
-                self.finished.insert(index);
-                if self.finished.len() as u32 >= self.n {
-                    self.complete = true;
-                }
+                self.queue.push_back(Ok(c));
             }
-            self.queue.push_back(Ok(Chunk {
-                index,
-                text: text.unwrap_or_default().to_string(),
-                ids,
-                finish,
-            }));
         }
-    }
-
-    fn llamacpp(&mut self, v: &Value) {
-        let text = v.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
-        let ids = v
-            .get("tokens")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|x| x.as_u64().map(|x| x as u32)).collect());
-        let stop = v.get("stop").and_then(Value::as_bool).unwrap_or(false);
-        let finish = stop.then(|| {
-            let limit = v.get("stop_type").and_then(Value::as_str) == Some("limit")
-                || v.get("stopped_limit").and_then(Value::as_bool) == Some(true);
-            if limit {
-                FinishReason::Length
-            } else {
-                FinishReason::Stop
-            }
-        });
-        if stop {
-            self.complete = true;
-        }
-        self.queue.push_back(Ok(Chunk { index: 0, text, ids, finish }));
     }
 }

@@ -13,12 +13,14 @@
 pub mod demo;
 pub mod http;
 mod sse;
+mod wire;
 
 use futures_util::Stream;
 use serde_json::{Map, Value};
 use sift_protocol::FinishReason;
 use std::fmt;
 use std::pin::Pin;
+use std::time::Instant;
 
 /// What the gateway asks a backend for.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +54,9 @@ pub struct Chunk {
     pub ids: Option<Vec<u32>>,
     /// Set on the choice's last chunk.
     pub finish: Option<FinishReason>,
+    /// When the backend's bytes holding this chunk arrived (the relay-time
+    /// metric and `--stamps` measure from here).
+    pub received: Option<Instant>,
 }
 
 /// Why a backend failed.

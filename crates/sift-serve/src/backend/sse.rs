@@ -21,32 +21,43 @@ impl Frames {
     pub fn push(&mut self, bytes: &[u8]) -> Vec<Frame> {
         self.buf.extend_from_slice(bytes);
         let mut out = Vec::new();
-        while let Some((end, sep)) = frame_end(&self.buf) {
-            let frame: Vec<u8> = self.buf.drain(..end + sep).take(end).collect();
-            match String::from_utf8(frame) {
+        let mut start = 0;
+        while let Some((end, sep)) = frame_end(&self.buf[start..]) {
+            match std::str::from_utf8(&self.buf[start..start + end]) {
                 Ok(text) => {
-                    let data: Vec<&str> = text
+                    let mut data = text
                         .lines()
-                        .filter_map(|l| l.strip_prefix("data:").map(|d| d.strip_prefix(' ').unwrap_or(d)))
-                        .collect();
-                    if !data.is_empty() {
-                        out.push(Ok(data.join("\n")));
+                        .filter_map(|l| l.strip_prefix("data:").map(|d| d.strip_prefix(' ').unwrap_or(d)));
+                    if let Some(first) = data.next() {
+                        let mut joined = first.to_string();
+                        for more in data {
+                            joined.push('\n');
+                            joined.push_str(more);
+                        }
+                        out.push(Ok(joined));
                     }
                 }
                 Err(e) => out.push(Err(format!("a frame is not UTF-8 ({e})"))),
             }
+            start += end + sep;
         }
+        self.buf.drain(..start);
         out
     }
 }
 
+/// Where the first frame ends: the offset of its blank line and the
+/// separator's length (`\n\n`, or `\r\n\r\n`), whichever comes first.
 fn frame_end(buf: &[u8]) -> Option<(usize, usize)> {
-    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
-    let crlf = buf.windows(4).position(|w| w == b"\r\n\r\n").map(|i| (i, 4));
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-        (a, b) => a.or(b),
-    }
+    memchr::memchr_iter(b'\n', buf).find_map(|i| {
+        if buf.get(i + 1) == Some(&b'\n') {
+            Some((i, 2))
+        } else if i >= 1 && buf[i - 1] == b'\r' && buf.get(i + 1..i + 3) == Some(b"\r\n") {
+            Some((i - 1, 4))
+        } else {
+            None
+        }
+    })
 }
 
 #[cfg(test)]
@@ -62,5 +73,17 @@ mod tests {
             got.extend(f.push(&all[cut..]));
             assert_eq!(got, vec![Ok("{\"t\":\"°C ☔\"}".to_string()), Ok("[DONE]".to_string())], "cut {cut}");
         }
+    }
+
+    #[test]
+    fn separators_and_multi_line_data() {
+        let all = b"data: a\r\n\r\nevent: x\ndata: b\ndata:c\n\n: comment\n\ndata: \xff\n\ndata: d\r\n\r\ndata: held";
+        let mut f = Frames::default();
+        let got = f.push(all);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(got[..2], [Ok("a".to_string()), Ok("b\nc".to_string())]);
+        assert!(got[2].is_err());
+        assert_eq!(got[3], Ok("d".to_string()));
+        assert_eq!(f.push(b"\n\n"), vec![Ok("held".to_string())]);
     }
 }
