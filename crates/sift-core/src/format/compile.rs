@@ -176,6 +176,7 @@ fn content_spec() -> FormatSpec {
         drop_content_after_calls: false,
         keep_special_tokens: None,
         alias_keep_special_tokens: BTreeMap::new(),
+        alias_native_required: vec![],
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
