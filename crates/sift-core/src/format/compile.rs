@@ -316,6 +316,7 @@ pub fn compile_entry(
                 keep: tt.keep,
                 verbatim: tt.verbatim,
                 discard: tt.discard,
+                section: tt.section,
                 param: match tt.param.as_deref() {
                     None => None,
                     Some("string") => Some(ParamForce::Type(crate::schema::ParamType::String)),

@@ -392,6 +392,12 @@ pub struct TransitionTable {
     /// an orphan end marker).
     #[serde(default)]
     pub discard: bool,
+    /// The marker opens a call section (`<｜DSML｜function_calls>`): its text
+    /// and the section's dropped text are kept until a call commits, and are
+    /// content if none does before the output ends, the section is left for
+    /// a state that outputs text, or an uncommitted call's text becomes content.
+    #[serde(default)]
+    pub section: bool,
 }
 
 /// What happens to calls that never got a name.
