@@ -131,12 +131,16 @@ text = { kind = "envelope", array = true, name_keys = ["name"], args_keys = ["pa
 text = "content"
 "#;
 
+// The named function's arguments: a JSON object (the call), and any text
+// that is not one, or follows it, is content.
 const NAMED: &str = r#"
 name = "named"
 kind = "tools"
 entry = "args"
+[calls]
+uncommitted = "content"
 [states.args]
-text = "args"
+text = { kind = "args", done = "content" }
 [states.content]
 text = "content"
 "#;

@@ -51,15 +51,22 @@ impl Registry {
                 });
             }
         }
+        if let Some(a) = spec.alias_native_required.iter().find(|a| !spec.aliases.contains(a)) {
+            return Err(FormatError::BadMode { state: "alias_native_required".into(), mode: a.clone() });
+        }
         for n in std::iter::once(&spec.name).chain(&spec.aliases) {
-            // An alias with its own `skip_special_tokens` rule gets its own spec.
-            let named = match spec.alias_keep_special_tokens.get(n) {
-                Some(keep) => {
-                    let mut s = (*spec).clone();
+            // An alias whose vLLM class decides otherwise gets its own spec.
+            let keep = spec.alias_keep_special_tokens.get(n);
+            let native = spec.alias_native_required.contains(n);
+            let named = if keep.is_some() || native {
+                let mut s = (*spec).clone();
+                if let Some(keep) = keep {
                     s.keep_special_tokens = Some(keep.clone());
-                    Arc::new(s)
                 }
-                None => Arc::clone(&spec),
+                s.calls.native_required |= native;
+                Arc::new(s)
+            } else {
+                Arc::clone(&spec)
             };
             map.insert(n.clone(), named);
         }

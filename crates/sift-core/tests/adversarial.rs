@@ -272,13 +272,15 @@ fn a_call_to_a_tool_not_in_tools() {
 // Regressions found by `fuzz/` (docs/fuzzing.md), minimised.
 
 #[test]
-fn fuzz_named_choice_with_a_leading_bracket_still_gives_object_arguments() {
+fn fuzz_named_choice_with_a_leading_bracket_is_content() {
     // pairs: `- pythonic` with `tool_choice` named; `[A` made the arguments `[]`.
+    // Arguments are a JSON object: output that is not one is content, whole.
     let f = factory(None, Some("pythonic"));
     let req = Request { tool_choice: sift_core::ToolChoice::Named("f".into()), ..tools(&["f"]) };
     for text in ["[A(A=\t)", "hello world[A(A=,\t", "[1, 2]", "[{\"a\": 1}]"] {
         let (m, _) = check(&f, &req, Limits::default(), text);
-        assert_eq!(m.tool_calls.len(), 1, "{text:?}");
+        assert!(m.tool_calls.is_empty(), "{text:?}");
+        assert_eq!(m.content.as_deref(), Some(text));
     }
 }
 

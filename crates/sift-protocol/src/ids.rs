@@ -7,16 +7,16 @@
 //!   the calls made earlier in the conversation (the request's assistant
 //!   messages) plus the calls before it in this response. The model's own
 //!   IDX is replaced by that count (it only counts within what it sees).
-//! - [`IdStyle::Mistral`]: with `tool_choice: auto`, generated ids become 9
-//!   alphanumerics (vLLM's `MistralToolCall.generate_random_id`); forced
-//!   choices keep `chatcmpl-tool-…`, as vLLM's named/required paths do.
+//! - [`IdStyle::Mistral`]: calls the tool parser made (`tool_choice: auto`,
+//!   or a forced choice the family writes in its own format, which vLLM
+//!   parses as auto) get 9 alphanumerics (vLLM's
+//!   `MistralToolCall.generate_random_id`); calls vLLM's serving layer makes
+//!   from a forced choice's JSON keep `chatcmpl-tool-…`.
 //! - [`IdStyle::Random`]: the core's id as is.
 //!
-//! Invariant: rewriting is a pure function of (style, history, call index,
-//! name, core id), so streamed and one-shot answers carry the same ids, and
+//! Invariant: rewriting is a pure function of (style, who made the call,
+//! history, call index, name, core id), so streamed and one-shot answers carry the same ids, and
 //! a seeded core gives reproducible ids here too.
-
-use crate::check::ToolChoiceMode;
 
 /// How call ids are made for a model family.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum IdStyle {
     Random,
     /// Kimi K2: `functions.NAME:IDX`, IDX counted across the conversation.
     Kimi,
-    /// Mistral: 9 alphanumerics for auto-parsed calls.
+    /// Mistral: 9 alphanumerics for calls its tool parser made.
     Mistral,
 }
 
@@ -41,20 +41,14 @@ impl IdStyle {
     }
 
     /// The id of call `index` (0-based within this response) named `name`,
-    /// whose core id is `core_id`.
-    pub fn rewrite(
-        self,
-        choice: &ToolChoiceMode,
-        history: usize,
-        index: usize,
-        name: &str,
-        core_id: &str,
-    ) -> String {
+    /// whose core id is `core_id`; `by_parser`: the tool parser made the call
+    /// (not the serving layer, from a forced choice's JSON).
+    pub fn rewrite(self, by_parser: bool, history: usize, index: usize, name: &str, core_id: &str) -> String {
         match self {
             IdStyle::Random => core_id.to_string(),
             IdStyle::Kimi => format!("functions.{name}:{}", history + index),
             IdStyle::Mistral => {
-                if *choice == ToolChoiceMode::Auto && core_id.starts_with("chatcmpl-tool-") {
+                if by_parser && core_id.starts_with("chatcmpl-tool-") {
                     alnum9(core_id)
                 } else {
                     core_id.to_string()
@@ -116,19 +110,18 @@ mod tests {
     #[test]
     fn kimi_counts_on_from_history() {
         let s = IdStyle::Kimi;
-        assert_eq!(s.rewrite(&ToolChoiceMode::Auto, 3, 0, "f", "functions.f:0"), "functions.f:3");
-        assert_eq!(s.rewrite(&ToolChoiceMode::Required, 3, 1, "g", "chatcmpl-tool-00"), "functions.g:4");
+        assert_eq!(s.rewrite(true, 3, 0, "f", "functions.f:0"), "functions.f:3");
+        assert_eq!(s.rewrite(false, 3, 1, "g", "chatcmpl-tool-00"), "functions.g:4");
     }
 
     #[test]
-    fn mistral_ids_are_nine_alphanumerics_for_auto_only() {
+    fn mistral_ids_are_nine_alphanumerics_for_parsed_calls_only() {
         let s = IdStyle::Mistral;
-        let id = s.rewrite(&ToolChoiceMode::Auto, 0, 0, "f", "chatcmpl-tool-0123456789abcdef");
+        let id = s.rewrite(true, 0, 0, "f", "chatcmpl-tool-0123456789abcdef");
         assert_eq!(id.len(), 9);
         assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()));
-        assert_eq!(id, s.rewrite(&ToolChoiceMode::Auto, 0, 0, "f", "chatcmpl-tool-0123456789abcdef"));
-        let named = ToolChoiceMode::Named("f".into());
-        assert_eq!(s.rewrite(&named, 0, 0, "f", "chatcmpl-tool-0123"), "chatcmpl-tool-0123");
+        assert_eq!(id, s.rewrite(true, 0, 0, "f", "chatcmpl-tool-0123456789abcdef"));
+        assert_eq!(s.rewrite(false, 0, 0, "f", "chatcmpl-tool-0123"), "chatcmpl-tool-0123");
     }
 
     #[test]

@@ -175,6 +175,9 @@ pub struct ChoiceProcessor {
     return_token_ids: bool,
     history: usize,
     style: IdStyle,
+    /// The tool parser makes this choice's calls (auto, or a forced choice
+    /// the family writes in its own format), not the serving layer.
+    calls_by_parser: bool,
     ids_to_parser: bool,
     counter: Option<ReasoningCounter>,
     completion_tokens: u64,
@@ -201,6 +204,10 @@ impl ChoiceProcessor {
             return_token_ids: req.return_token_ids,
             history: req.history_tool_calls,
             style: opts.id_style,
+            calls_by_parser: match req.tool_choice {
+                ToolChoiceMode::Auto => true,
+                _ => factory.format().choice_in_own_format(),
+            },
             ids_to_parser: opts.match_markers_by_id,
             counter,
             completion_tokens: 0,
@@ -326,7 +333,7 @@ impl ChoiceProcessor {
             for c in &mut delta.tool_calls {
                 if let Some(id) = &mut c.id {
                     let name = c.name.as_deref().unwrap_or("");
-                    *id = self.style.rewrite(&self.choice, self.history, c.index, name, id);
+                    *id = self.style.rewrite(self.calls_by_parser, self.history, c.index, name, id);
                 }
             }
         }

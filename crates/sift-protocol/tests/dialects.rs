@@ -253,7 +253,8 @@ fn kimi_ids_count_on_from_the_conversation() {
         text.contains("\"id\":\"functions.get_weather:2\"")
             && text.contains("\"id\":\"functions.get_time:3\"")
     );
-    // Required: core-made ids become Kimi ids too.
+    // Required (written in Kimi's own format, which vLLM's kimi_k2 parses as
+    // auto): the model's index is replaced by the conversation's count.
     let body = json!({"messages": [], "tools": [{"type": "function", "function": {"name": "get_weather"}}], "tool_choice": "required"});
     let req = ChatCompletionRequest::from_value(body).unwrap().check().unwrap();
     let one = complete(
@@ -262,7 +263,7 @@ fn kimi_ids_count_on_from_the_conversation() {
         &req,
         &meta(),
         &opts,
-        "Hm.</think>[{\"name\": \"get_weather\", \"parameters\": {}}]",
+        "Hm.</think><|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:7<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
         None,
         FinishReason::Stop,
     );
@@ -330,8 +331,10 @@ fn usage_counts_reasoning_tokens_on_ids() {
 }
 
 #[test]
-fn mistral_ids_for_auto_calls_only() {
-    let f = sift_core::Registry::builtin().factory(None, Some("hermes")).unwrap();
+fn mistral_ids_for_calls_the_parser_makes() {
+    // ernie45 reads a named tool_choice as the JSON arguments, whose call the
+    // serving layer makes (a `chatcmpl-tool-` id even with Mistral's style).
+    let f = sift_core::Registry::builtin().factory(None, Some("ernie45")).unwrap();
     let opts = Options { id_style: IdStyle::Mistral, ..Options::default() };
     let tools = json!([{"type": "function", "function": {"name": "f"}}]);
     let out = "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>";

@@ -136,6 +136,13 @@ pub(crate) struct Engine {
     param_override: Option<crate::format::compiled::ParamForce>,
     /// Leading bytes of the held tail that came from the prompt (see `prime`).
     mute: usize,
+    /// The text of a call section (its opening marker and the text it
+    /// dropped) while no call in it committed: markup once a call commits,
+    /// content if none does (the output ends, the section is left for a
+    /// state that outputs text, or an uncommitted call's text becomes
+    /// content), so a cut or broken section loses no byte. Emitted in order,
+    /// before the text that follows it.
+    section: Option<String>,
     /// Prompt bytes are being read: they move the state, never a call's data.
     priming: bool,
     /// A call the prompt opened and the output continues: its index, id and
@@ -169,6 +176,7 @@ impl Engine {
             hold: None,
             hold_toggled: false,
             mute: 0,
+            section: None,
             priming: false,
             replay: None,
             set,
@@ -297,6 +305,7 @@ impl Engine {
             _ => {}
         }
         self.end_call(out);
+        self.flush_section(out);
     }
 
     /// One lexing run over `s`. `Some(n)`: a held group opened or ended
@@ -540,13 +549,36 @@ impl Engine {
                 });
             }
             K::Args => {
-                if self.call.is_none() {
-                    if let Some(name) = self.set.named.clone() {
+                let done = match &self.fmt.states[self.state as usize].mode {
+                    Mode::Args(d) => *d,
+                    _ => None,
+                };
+                if let Some(name) = self.set.named.clone() {
+                    if self.call.is_none() {
                         self.begin_call();
                         if let Some(c) = &mut self.call {
                             c.args = ArgsW::Raw(RawJson::default());
                         }
-                        self.commit(name, None, out);
+                    }
+                    if self.call.as_ref().is_some_and(|c| c.index.is_none()) {
+                        // The named function's call commits on its object's `{`;
+                        // output that is not an object is text (a call always
+                        // has JSON-object arguments).
+                        match s.trim_start().as_bytes().first() {
+                            None => {
+                                self.record(s);
+                                return None;
+                            }
+                            Some(b'{') => self.commit(name, None, out),
+                            Some(_) => {
+                                if let Some(done) = done {
+                                    self.end_call(out);
+                                    self.state = done;
+                                    self.enter(done, out);
+                                    return Some(0);
+                                }
+                            }
+                        }
                     }
                 }
                 let mut used = s.len();
@@ -557,10 +589,6 @@ impl Engine {
                         closed = r.stopped() && r.complete();
                     }
                 });
-                let done = match &self.fmt.states[self.state as usize].mode {
-                    Mode::Args(d) => *d,
-                    _ => None,
-                };
                 let committed = self.call.as_ref().is_some_and(|c| c.index.is_some());
                 if let (Some(done), true) = (done, closed && committed && used < s.len()) {
                     // The value closed: what follows is the `done` state's
@@ -656,10 +684,33 @@ impl Engine {
     }
 
     fn record(&mut self, s: &str) {
-        if let Some(c) = &mut self.call {
-            if c.index.is_none() {
-                c.raw.push_str(s);
+        match (&mut self.call, &mut self.section) {
+            (Some(c), _) => {
+                if c.index.is_none() {
+                    c.raw.push_str(s);
+                }
             }
+            (None, Some(sec)) => sec.push_str(s),
+            (None, None) => {}
+        }
+    }
+
+    /// An uncommitted call's text as content, after its section's; the
+    /// section goes on collecting (its close is text too, unless a later call
+    /// in it commits).
+    fn uncommitted_text(&mut self, raw: &str, out: &mut Delta) {
+        let open = self.section.is_some();
+        self.flush_section(out);
+        out.push_content(raw);
+        if open {
+            self.section = Some(String::new());
+        }
+    }
+
+    /// The open section's text as content (no call in it committed).
+    fn flush_section(&mut self, out: &mut Delta) {
+        if let Some(sec) = self.section.take() {
+            out.push_content(&sec);
         }
     }
 
@@ -702,6 +753,9 @@ impl Engine {
         }
         if tr.discard && self.call.as_ref().is_some_and(|c| c.index.is_none() && c.deferred.is_none()) {
             self.call = None;
+        }
+        if tr.section && self.section.is_none() && self.call.is_none() {
+            self.section = Some(String::new());
         }
         if !tr.call && !tr.reprocess {
             self.record(marker);
@@ -781,6 +835,14 @@ impl Engine {
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {
         let fmt = Arc::clone(&self.fmt);
+        if self.section.is_some()
+            && self.call.is_none()
+            && matches!(fmt.states[s as usize].mode, Mode::Content | Mode::Lost | Mode::Reasoning)
+        {
+            // Left for a state with output of its own (content, text after
+            // the section) and no call committed: the section was text.
+            self.flush_section(out);
+        }
         if let Some(j) = fmt.states[s as usize].join.as_deref() {
             if self.wrote_reasoning && self.set.include_reasoning && !self.priming {
                 out.push_reasoning(j);
@@ -933,6 +995,7 @@ impl Engine {
         self.next_index += 1;
         c.index = Some(index);
         c.raw.clear();
+        self.section = None;
         c.name = name;
         if self.set.suppress_calls {
             return;
@@ -978,10 +1041,13 @@ impl Engine {
             }
             if !valid || self.set.suppress_calls {
                 if !valid && self.fmt.uncommitted == Uncommitted::Content {
-                    out.push_content(&c.raw);
+                    self.uncommitted_text(&c.raw, out);
+                } else {
+                    self.section = None;
                 }
                 return;
             }
+            self.section = None;
             let (name, id) = c.deferred.take().expect("deferred");
             let index = self.next_index;
             self.next_index += 1;
@@ -1014,7 +1080,9 @@ impl Engine {
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
             if self.fmt.uncommitted == Uncommitted::Content || c.nameless {
-                out.push_content(&c.raw);
+                self.uncommitted_text(&c.raw, out);
+            } else {
+                self.section = None;
             }
             return;
         }

@@ -176,6 +176,7 @@ fn content_spec() -> FormatSpec {
         drop_content_after_calls: false,
         keep_special_tokens: None,
         alias_keep_special_tokens: BTreeMap::new(),
+        alias_native_required: vec![],
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],
@@ -315,6 +316,7 @@ pub fn compile_entry(
                 keep: tt.keep,
                 verbatim: tt.verbatim,
                 discard: tt.discard,
+                section: tt.section,
                 param: match tt.param.as_deref() {
                     None => None,
                     Some("string") => Some(ParamForce::Type(crate::schema::ParamType::String)),

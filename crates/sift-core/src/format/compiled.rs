@@ -124,6 +124,8 @@ pub(crate) struct Trans {
     pub verbatim: Option<bool>,
     /// An open call that never committed is dropped, raw text and all.
     pub discard: bool,
+    /// Opens a call section (see `Engine::section`).
+    pub section: bool,
 }
 
 /// How a transition types the parameter it opens.

@@ -94,6 +94,11 @@ pub struct FormatSpec {
     /// otherwise (`{ qwen3_json = "with_tools" }`); each key must be an alias.
     #[serde(default)]
     pub alias_keep_special_tokens: BTreeMap<String, String>,
+    /// Aliases whose vLLM tool parser class has `supports_required_and_named
+    /// = false` while the file's own name's has not: they get
+    /// `calls.native_required` (`["qwen3_json"]`); each must be an alias.
+    #[serde(default)]
+    pub alias_native_required: Vec<String>,
     /// Reasoning formats: literal escape sequences (`\n`, `\r\n`) in reasoning
     /// and content are rewritten as the characters they stand for, outside
     /// code spans, code blocks and LaTeX (MiniCPM-V's tokenizer decodes a
@@ -387,6 +392,12 @@ pub struct TransitionTable {
     /// an orphan end marker).
     #[serde(default)]
     pub discard: bool,
+    /// The marker opens a call section (`<｜DSML｜function_calls>`): its text
+    /// and the section's dropped text are kept until a call commits, and are
+    /// content if none does before the output ends, the section is left for
+    /// a state that outputs text, or an uncommitted call's text becomes content.
+    #[serde(default)]
+    pub section: bool,
 }
 
 /// What happens to calls that never got a name.
