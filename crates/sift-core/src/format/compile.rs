@@ -401,6 +401,7 @@ pub fn compile_entry(
         calls: policy.clone(),
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
+        token_canon: vec![],
         reasoning_markers: (find("think_start"), find("think_end")),
         template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
         drop_content_after_calls: r.drop_content_after_calls
