@@ -250,7 +250,10 @@ pub fn compile_entry(
         let (key, v) = switch_key(s)?;
         let st = b.state(&r.name, &rename(&s.state))?;
         let picked = match (&s.alone, tools) {
-            (Some(a), None) => (b.state(&r.name, &rename(a))?, true),
+            (Some(a), None) => {
+                roots.push(st);
+                (b.state(&r.name, &rename(a))?, true)
+            }
             (Some(a), Some(_)) => {
                 roots.push(b.state(&r.name, &rename(a))?);
                 (st, s.over_prompt)
