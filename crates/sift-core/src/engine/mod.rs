@@ -285,7 +285,7 @@ impl Engine {
         // Markers whose ids came but whose text never did.
         while let Some(t) = self.pending.pop_front() {
             let st = &self.fmt.states[self.state as usize];
-            if let Some(&(_, _, tr)) = st.spellings.iter().find(|s| s.1 == t) {
+            if let Some(&(_, _, tr)) = st.spellings.iter().find(|s| self.fmt.canon(s.1) == t) {
                 self.apply(tr, "", out);
             }
         }
@@ -349,8 +349,9 @@ impl Engine {
                     Some(i) => {
                         let p = pos + i;
                         let (id_mode, pending) = (self.id_mode, &self.pending);
-                        let skip =
-                            |t: TermId| id_mode && fmt.terminals[t as usize].token && !pending.contains(&t);
+                        let skip = |t: TermId| {
+                            id_mode && fmt.terminals[t as usize].token && !pending.contains(&fmt.canon(t))
+                        };
                         let full = |k: usize| {
                             let (sp, t, tr) = &st.spellings[k];
                             Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token))
@@ -387,7 +388,10 @@ impl Engine {
                     pos = text_start;
                     continue;
                 }
-                if self.id_mode && token {
+                // A reprocessed marker is read again in the next state: its
+                // id stays queued for that reading.
+                if self.id_mode && token && !tr.reprocess {
+                    let t = self.fmt.canon(t);
                     if let Some(j) = self.pending.iter().position(|x| *x == t) {
                         self.pending.remove(j);
                     }
@@ -407,6 +411,12 @@ impl Engine {
                         Probe::Full(_)
                     );
                     if !again {
+                        if self.id_mode && token {
+                            let t = self.fmt.canon(t);
+                            if let Some(j) = self.pending.iter().position(|x| *x == t) {
+                                self.pending.remove(j);
+                            }
+                        }
                         let r = self.text_span(s, p, end, out);
                         if std::mem::take(&mut self.hold_toggled) {
                             return self.stop_at(r.map_or(end, |u| p + u));

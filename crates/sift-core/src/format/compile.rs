@@ -251,7 +251,10 @@ pub fn compile_entry(
         let (key, v) = switch_key(s)?;
         let st = b.state(&r.name, &rename(&s.state))?;
         let picked = match (&s.alone, tools) {
-            (Some(a), None) => (b.state(&r.name, &rename(a))?, true),
+            (Some(a), None) => {
+                roots.push(st);
+                (b.state(&r.name, &rename(a))?, true)
+            }
             (Some(a), Some(_)) => {
                 roots.push(b.state(&r.name, &rename(a))?);
                 (st, s.over_prompt)
@@ -403,6 +406,7 @@ pub fn compile_entry(
         calls: policy.clone(),
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
+        token_canon: vec![],
         reasoning_markers: (find("think_start"), find("think_end")),
         template_init: r.template_init.clone().or_else(|| tools.and_then(|t| t.template_init.clone())),
         drop_content_after_calls: r.drop_content_after_calls

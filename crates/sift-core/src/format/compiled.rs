@@ -275,6 +275,10 @@ pub struct Format {
     pub(crate) has_tools: bool,
     /// Special-token id → terminal, filled by [`Format::bind`].
     pub(crate) token_ids: HashMap<u32, TermId>,
+    /// Per terminal, the terminal its token id is queued as (itself unless
+    /// both grammars of a pair declare the same token: one id, two
+    /// terminals). Empty until bound.
+    pub(crate) token_canon: Vec<TermId>,
     pub(crate) reasoning_markers: (Option<TermId>, Option<TermId>),
     /// The `parser_init_kwargs` key of a response template that replaces this format.
     pub(crate) template_init: Option<String>,
@@ -349,6 +353,7 @@ impl Format {
     pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<Format, crate::FormatError> {
         let mut f = self.clone();
         f.token_ids.clear();
+        f.token_canon = (0..self.terminals.len() as TermId).collect();
         for (i, t) in self.terminals.iter().enumerate() {
             if !t.token {
                 continue;
@@ -362,10 +367,24 @@ impl Format {
                 continue;
             }
             for id in ids.into_iter().flatten() {
-                f.token_ids.insert(id, i as TermId);
+                // A pair whose reasoning and tool grammars both declare this
+                // token queues it as the first (the reasoning grammar's)
+                // terminal; the lexer compares through `canon`.
+                match f.token_ids.get(&id) {
+                    Some(&first) => f.token_canon[i] = first,
+                    None => {
+                        f.token_ids.insert(id, i as TermId);
+                    }
+                }
             }
         }
         Ok(f)
+    }
+
+    /// The terminal a special-token marker's id is queued as: `t` itself,
+    /// or the other grammar's terminal for the same token.
+    pub(crate) fn canon(&self, t: TermId) -> TermId {
+        self.token_canon.get(t as usize).copied().unwrap_or(t)
     }
 
     /// The ids of the reasoning start and end markers, once bound to a
