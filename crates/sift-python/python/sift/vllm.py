@@ -105,6 +105,8 @@ def _ids(ids: Optional[Sequence[int]], skip: bool, special: frozenset) -> Option
     """The ids whose text reached the parser: vLLM's detokenizer drops the special ones when skipping."""
     if ids is None:
         return None
+    if not skip or not special:
+        return ids
     return [i for i in ids if i not in special] if skip else list(ids)
 
 
@@ -128,7 +130,17 @@ def _delta_message(*deltas: sift.Delta) -> Optional[DeltaMessage]:
             )
     if not (reasoning or content or calls):
         return None
-    return DeltaMessage(reasoning=reasoning or None, content=content or None, tool_calls=calls)
+    # Only the fields present are passed: pydantic's validation of the
+    # message is most of the plugin's per-delta cost. (`model_construct`,
+    # which skips it, is slower still in pydantic 2.)
+    kw = {}
+    if reasoning:
+        kw["reasoning"] = reasoning
+    if content:
+        kw["content"] = content
+    if calls:
+        kw["tool_calls"] = calls
+    return DeltaMessage(**kw)
 
 
 def _count_reasoning(ids: Sequence[int], marks, inside: bool) -> int:
@@ -153,10 +165,23 @@ class _SiftBase:
     sift_reasoning: Optional[str] = None
     sift_tool: Optional[str] = None
 
-    def _sift_init(self, tokenizer, chat_template_kwargs=None):
+    def _sift_init(self, tokenizer, kwargs):
         self._tok = tokenizer
         self._vocab, self._special = _vocab(tokenizer)
-        self._ctk = chat_template_kwargs
+        self._ctk = kwargs.get("chat_template_kwargs")
+        # Other construction options are the parser's own (`parser_init_kwargs`);
+        # a response template also comes from the tokenizer, as vLLM's `hf` reads it.
+        init = {k: v for k, v in kwargs.items() if k not in ("chat_template_kwargs", "model_config")}
+        if "response_template" not in init and tokenizer is not None:
+            try:
+                from vllm.parser.response_template import resolve_response_template
+
+                tpl = resolve_response_template(tokenizer)
+                if tpl is not None:
+                    init["response_template"] = tpl
+            except Exception:  # no template, or one vLLM itself refuses: the built-in format serves
+                pass
+        self._init = init or None
         self._prompt: Optional[str] = None
         self._stream: Optional[sift.Parser] = None
         self._skip = True
@@ -173,6 +198,7 @@ class _SiftBase:
             prompt=self._prompt,
             tokenizer=self._vocab,
             vllm_text_loss=_TEXT_LOSS,
+            parser_init_kwargs=self._init,
             **kw,
         )
 
@@ -222,7 +248,7 @@ class SiftReasoningParser(_SiftBase, ReasoningParser):
 
     def __init__(self, tokenizer, *args, **kwargs):
         ReasoningParser.__init__(self, tokenizer, *args, **kwargs)
-        self._sift_init(tokenizer, kwargs.get("chat_template_kwargs"))
+        self._sift_init(tokenizer, kwargs)
 
     @property
     def reasoning_end_token_ids(self) -> frozenset:
@@ -277,7 +303,7 @@ class SiftReasoningParser(_SiftBase, ReasoningParser):
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         if self._stream is None:
-            return None
+            self._stream = self._new()
         return _delta_message(self._stream.finish())
 
 
@@ -288,7 +314,7 @@ class SiftToolParser(_SiftBase, ToolParser):
 
     def __init__(self, tokenizer, tools=None, *args, **kwargs):
         ToolParser.__init__(self, tokenizer, tools)
-        self._sift_init(tokenizer, kwargs.get("chat_template_kwargs"))
+        self._sift_init(tokenizer, kwargs)
 
     def adjust_request(self, request):
         return self._adjust_skip(ToolParser.adjust_request(self, request))
@@ -314,7 +340,7 @@ class SiftToolParser(_SiftBase, ToolParser):
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         if self._stream is None:
-            return None
+            self._stream = self._new()
         return _delta_message(self._stream.finish())
 
 
@@ -330,7 +356,7 @@ class SiftParser(_SiftBase, _VllmParser):
         self.model_tokenizer = tokenizer
         self._reasoning_parser = None
         self._tool_parser = None
-        self._sift_init(tokenizer, kwargs.get("chat_template_kwargs"))
+        self._sift_init(tokenizer, kwargs)
         self._prompt_seen = False
 
     def adjust_request(self, request):

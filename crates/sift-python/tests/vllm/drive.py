@@ -77,6 +77,17 @@ def tokenizer(field):
 
 
 def request_of(req):
+    tools = req.get("tools") or []
+    if any("function" not in t for t in tools):
+        # The Responses API's tools (flat functions, namespaces): vLLM's tests
+        # of those build a ResponsesRequest.
+        from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
+
+        body = {"model": "sift", "input": "Hi"}
+        for k in ("tools", "tool_choice", "parallel_tool_calls"):
+            if req.get(k) is not None:
+                body[k] = json.loads(json.dumps(req[k]))
+        return ResponsesRequest(**body)
     body = {"model": "sift", "messages": [{"role": "user", "content": "Hi"}]}
     for k in ("tools", "tool_choice", "parallel_tool_calls", "include_reasoning", "chat_template_kwargs",
               "reasoning_effort", "skip_special_tokens"):
@@ -146,11 +157,13 @@ def with_prompt(p, case):
 def unified_text(case, cls):
     """A text-only case: parse, then parse_delta per chunk, with vLLM's parallel filter."""
     req = request_of(case.get("request") or {})
-    make = lambda: with_prompt(cls(None, req.tools, chat_template_kwargs=req.chat_template_kwargs, model_config=None), case)  # noqa: E731
+    ctk = getattr(req, "chat_template_kwargs", None)
+    init = (case.get("request") or {}).get("parser_init_kwargs") or {}
+    make = lambda: with_prompt(cls(None, req.tools, chat_template_kwargs=ctk, model_config=None, **init), case)  # noqa: E731
     req = make().adjust_request(req)
     r, c, calls = make().parse(case["model_output"], req, enable_auto_tools=True)
     calls = maybe_filter_parallel_tool_calls(calls or [], req)
-    if not req.include_reasoning:
+    if getattr(req, "include_reasoning", True) is False:
         r = None
     one = message(r, c, [{"id": x.id, "name": x.name, "arguments": x.arguments} for x in calls])
     p = make()
@@ -174,9 +187,11 @@ def split_text(case):
     deltas = []
     if t is None:
         cls = ReasoningParserManager.get_reasoning_parser(f"sift_{r}")
-        make = lambda: with_prompt(cls(None, chat_template_kwargs=req.chat_template_kwargs), case)  # noqa: E731
+        ctk = getattr(req, "chat_template_kwargs", None)
+        init = (case.get("request") or {}).get("parser_init_kwargs") or {}
+        make = lambda: with_prompt(cls(None, chat_template_kwargs=ctk, **init), case)  # noqa: E731
         rs, c = make().extract_reasoning(case["model_output"], req)
-        one = message(rs if req.include_reasoning else None, c, [])
+        one = message(rs if getattr(req, "include_reasoning", True) is not False else None, c, [])
         p, prev = make(), ""
         for ch in chunks:
             d = p.extract_reasoning_streaming(prev, prev + ch, ch, [], [], [])
@@ -199,6 +214,9 @@ def split_text(case):
     for d in deltas:
         if d is not None:
             d = maybe_filter_parallel_tool_calls(d, req)
+            if getattr(req, "include_reasoning", True) is False:
+                # The serving layer hides reasoning deltas (`parse_delta`).
+                d.reasoning = None
         dj = dump(d)
         if dj:
             out.append(dj)
