@@ -44,7 +44,16 @@ mkdir -p "$out"
 corpora=(shared)
 cp "$repo/../shared/corpus/vllm-tests.jsonl" "$out/shared.jsonl"
 if [[ -z "${SIFT_ONLY_SHARED:-}" ]]; then
-    cat "$repo"/crates/sift-conformance/tests/cases/oracle-*.jsonl > "$out/oracle.jsonl"
+    # A vLLM client's request carries `skip_special_tokens` (default true), so
+    # the serving path detokenizes by the pair's rule; the oracle's cases
+    # leave it out (Sift then parses the raw text), so it is set here for
+    # Sift and the plugin alike.
+    cat "$repo"/crates/sift-conformance/tests/cases/oracle-*.jsonl | python3 -c '
+import json, sys
+for line in sys.stdin:
+    c = json.loads(line)
+    c["request"].setdefault("skip_special_tokens", True)
+    print(json.dumps(c, ensure_ascii=False))' > "$out/oracle.jsonl"
     corpora+=(oracle)
 fi
 status=0

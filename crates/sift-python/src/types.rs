@@ -12,6 +12,14 @@ fn non_empty(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
+/// An optional string as Python's `repr` writes it (`None`, or a quoted string).
+fn opt(s: &Option<String>) -> String {
+    match s {
+        Some(s) => format!("{s:?}"),
+        None => "None".to_string(),
+    }
+}
+
 /// A fragment of one tool call in a [`Delta`].
 #[pyclass(frozen, get_all, module = "sift")]
 #[derive(Clone)]
@@ -30,8 +38,11 @@ pub struct ToolCallDelta {
 impl ToolCallDelta {
     fn __repr__(&self) -> String {
         format!(
-            "ToolCallDelta(index={}, id={:?}, name={:?}, arguments={:?})",
-            self.index, self.id, self.name, self.arguments
+            "ToolCallDelta(index={}, id={}, name={}, arguments={:?})",
+            self.index,
+            opt(&self.id),
+            opt(&self.name),
+            self.arguments
         )
     }
 
@@ -99,9 +110,9 @@ impl Delta {
     fn __repr__(&self) -> String {
         let calls: Vec<String> = self.tool_calls.iter().map(ToolCallDelta::__repr__).collect();
         format!(
-            "Delta(reasoning={:?}, content={:?}, tool_calls=[{}])",
-            self.reasoning,
-            self.content,
+            "Delta(reasoning={}, content={}, tool_calls=[{}])",
+            opt(&self.reasoning),
+            opt(&self.content),
             calls.join(", ")
         )
     }
@@ -186,9 +197,9 @@ impl Message {
     fn __repr__(&self) -> String {
         let calls: Vec<String> = self.tool_calls.iter().map(ToolCall::__repr__).collect();
         format!(
-            "Message(reasoning={:?}, content={:?}, tool_calls=[{}])",
-            self.reasoning,
-            self.content,
+            "Message(reasoning={}, content={}, tool_calls=[{}])",
+            opt(&self.reasoning),
+            opt(&self.content),
             calls.join(", ")
         )
     }

@@ -56,19 +56,21 @@ _TEXT_LOSS = os.environ.get("SIFT_VLLM_TEXT_LOSS") == "1"
 
 # --- the tokenizer's view: marker ids and the ids vLLM's detokenizer skips ---
 
-_VOCABS: dict[int, tuple[Any, dict, frozenset]] = {}
+_VOCABS: dict[int, tuple[Any, dict, dict]] = {}
 
 
-def _vocab(tokenizer) -> tuple[Optional[dict], frozenset]:
-    """The tokenizer's token -> id map and its special ids, read once per tokenizer."""
+def _vocab(tokenizer) -> tuple[Optional[dict], dict]:
+    """The tokenizer's token -> id map and its special tokens (id -> spelling), read once per tokenizer."""
     if tokenizer is None or not hasattr(tokenizer, "get_vocab"):
-        return None, frozenset()
+        return None, {}
     hit = _VOCABS.get(id(tokenizer))
     if hit is None or hit[0] is not tokenizer:
-        special = set(getattr(tokenizer, "all_special_ids", None) or ())
+        special = {}
+        for i in getattr(tokenizer, "all_special_ids", None) or ():
+            special[i] = tokenizer.convert_ids_to_tokens(i)
         added = getattr(tokenizer, "added_tokens_decoder", None) or {}
-        special.update(i for i, t in added.items() if getattr(t, "special", False))
-        hit = (tokenizer, tokenizer.get_vocab(), frozenset(special))
+        special.update({i: t.content for i, t in added.items() if getattr(t, "special", False)})
+        hit = (tokenizer, tokenizer.get_vocab(), special)
         _VOCABS[id(tokenizer)] = hit
     return hit[1], hit[2]
 
@@ -97,17 +99,16 @@ def _request_kwargs(request) -> dict:
     }
 
 
-def _skips(request) -> bool:
-    return getattr(request, "skip_special_tokens", True) is not False
-
-
-def _ids(ids: Optional[Sequence[int]], skip: bool, special: frozenset) -> Optional[list]:
-    """The ids whose text reached the parser: vLLM's detokenizer drops the special ones when skipping."""
+def _ids(ids: Optional[Sequence[int]], text: str, special: dict) -> Optional[list]:
+    """The ids whose text reached the parser. vLLM's detokenizer drops special
+    tokens when the request skips them; a special id is kept only when its
+    spelling is in the text it came with (the parser matches bound markers by
+    id, so an id whose text was dropped must not reach it)."""
     if ids is None:
         return None
-    if not skip or not special:
-        return ids
-    return [i for i in ids if i not in special] if skip else list(ids)
+    if not special:
+        return list(ids)
+    return [i for i in ids if i not in special or special[i] in text]
 
 
 def _delta_message(*deltas: sift.Delta) -> Optional[DeltaMessage]:
@@ -184,19 +185,20 @@ class _SiftBase:
         self._init = init or None
         self._prompt: Optional[str] = None
         self._stream: Optional[sift.Parser] = None
-        self._skip = True
 
-    def _new(self, request=None) -> sift.Parser:
+    def _new(self, request=None, ids_known: bool = True) -> sift.Parser:
+        """A Sift parser for the request. Bound to the vocabulary only when
+        the caller will pass token ids: a bound special-token marker matches
+        by id, so a text-only call (`extract_reasoning`, `extract_tool_calls`)
+        matches markers in the text instead."""
         kw = _request_kwargs(request)
         if kw.get("chat_template_kwargs") is None and self._ctk is not None:
             kw["chat_template_kwargs"] = self._ctk
-        if request is not None:
-            self._skip = _skips(request)
         return sift.Parser(
             self.sift_reasoning,
             self.sift_tool,
             prompt=self._prompt,
-            tokenizer=self._vocab,
+            tokenizer=self._vocab if ids_known else None,
             vllm_text_loss=_TEXT_LOSS,
             parser_init_kwargs=self._init,
             **kw,
@@ -285,7 +287,7 @@ class SiftReasoningParser(_SiftBase, ReasoningParser):
         return self._stream is not None and self._stream.state != "reasoning"
 
     def extract_reasoning(self, model_output: str, request) -> tuple[Optional[str], Optional[str]]:
-        m = self._new(request).parse(model_output)
+        m = self._new(request, ids_known=False).parse(model_output)
         return m.reasoning, m.content
 
     def extract_reasoning_streaming(
@@ -299,7 +301,7 @@ class SiftReasoningParser(_SiftBase, ReasoningParser):
     ) -> Optional[DeltaMessage]:
         if self._stream is None:
             self._stream = self._new()
-        return _delta_message(self._stream.push(delta_text, _ids(delta_token_ids, self._skip, self._special)))
+        return _delta_message(self._stream.push(delta_text, _ids(delta_token_ids, delta_text, self._special)))
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         if self._stream is None:
@@ -320,7 +322,7 @@ class SiftToolParser(_SiftBase, ToolParser):
         return self._adjust_skip(ToolParser.adjust_request(self, request))
 
     def extract_tool_calls(self, model_output: str, request) -> ExtractedToolCallInformation:
-        m = self._new(request).parse(model_output)
+        m = self._new(request, ids_known=False).parse(model_output)
         calls = [ToolCall(id=c.id, function=FunctionCall(id=c.id, name=c.name, arguments=c.arguments)) for c in m.tool_calls]
         return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls, content=m.content)
 
@@ -336,7 +338,7 @@ class SiftToolParser(_SiftBase, ToolParser):
     ) -> Optional[DeltaMessage]:
         if self._stream is None:
             self._stream = self._new(request)
-        return _delta_message(self._stream.push(delta_text, _ids(delta_token_ids, self._skip, self._special)))
+        return _delta_message(self._stream.push(delta_text, _ids(delta_token_ids, delta_text, self._special)))
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
         if self._stream is None:
@@ -375,7 +377,9 @@ class SiftParser(_SiftBase, _VllmParser):
         return _count_reasoning(token_ids, self._marks(), inside)
 
     def parse(self, model_output: str, request, enable_auto_tools: bool = False, model_output_token_ids: Sequence[int] = ()):
-        m = self._new(request).parse(model_output)
+        ids = list(model_output_token_ids or ())
+        p = self._new(request, ids_known=bool(ids))
+        m = p.parse(model_output, _ids(ids, model_output, self._special) if ids else None)
         calls = None
         if self.sift_tool is not None:
             calls = [FunctionCall(id=c.id, name=c.name, arguments=c.arguments) for c in m.tool_calls]
@@ -387,7 +391,7 @@ class SiftParser(_SiftBase, _VllmParser):
             self._set_prompt(prompt_token_ids)
         if self._stream is None:
             self._stream = self._new(request)
-        d = self._stream.push(delta_text, _ids(delta_token_ids, self._skip, self._special))
+        d = self._stream.push(delta_text, _ids(delta_token_ids, delta_text, self._special))
         if finished:
             return _delta_message(d, self._stream.finish())
         return _delta_message(d)
