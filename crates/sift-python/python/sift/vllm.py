@@ -111,8 +111,69 @@ def _ids(ids: Optional[Sequence[int]], text: str, special: dict) -> Optional[lis
     return [i for i in ids if i not in special or special[i] in text]
 
 
+def _maker(cls):
+    """A builder of `cls` instances without pydantic's validation, the way
+    `model_construct` builds them (fields, fields set, extra, private) but
+    without its generic overhead: building the DeltaMessage is most of the
+    plugin's per-delta cost, and Sift's values are valid by construction.
+    `_fast_models_agree` checks it against validated construction at import;
+    where they differ (another pydantic or vLLM), validated construction serves."""
+    fields = cls.model_fields
+    factories = {n: f.default_factory for n, f in fields.items() if f.default_factory is not None}
+    defaults = {n: (None if f.default_factory is not None else f.default) for n, f in fields.items()}
+    extra = cls.model_config.get("extra") == "allow"
+    new, setattr_ = cls.__new__, object.__setattr__
+
+    def make(**values):
+        m = new(cls)
+        d = dict(defaults)
+        for n, f in factories.items():
+            d[n] = f()
+        d.update(values)
+        setattr_(m, "__dict__", d)
+        setattr_(m, "__pydantic_fields_set__", set(values))
+        setattr_(m, "__pydantic_extra__", {} if extra else None)
+        setattr_(m, "__pydantic_private__", None)
+        return m
+
+    return make
+
+
+def _fast_models_agree(msg, call, fn) -> bool:
+    try:
+        for a, b in (
+            (msg(reasoning="r"), DeltaMessage(reasoning="r")),
+            (msg(content="c", tool_calls=[call(index=0, id="i", type="function", function=fn(name="n", arguments="{}"))]),
+             DeltaMessage(content="c", tool_calls=[DeltaToolCall(index=0, id="i", type="function",
+                                                                 function=DeltaFunctionCall(name="n", arguments="{}"))])),
+        ):
+            if a != b or a.model_dump_json(exclude_unset=True) != b.model_dump_json(exclude_unset=True) \
+                    or a.model_dump(exclude_none=True) != b.model_dump(exclude_none=True):
+                return False
+        return True
+    except Exception:
+        return False
+
+
+_Msg, _Call, _Fn = _maker(DeltaMessage), _maker(DeltaToolCall), _maker(DeltaFunctionCall)
+if not _fast_models_agree(_Msg, _Call, _Fn):
+    _Msg, _Call, _Fn = DeltaMessage, DeltaToolCall, DeltaFunctionCall
+
+
 def _delta_message(*deltas: sift.Delta) -> Optional[DeltaMessage]:
     """Sift deltas as one vLLM DeltaMessage (None when empty); fragments of one call merge."""
+    if len(deltas) == 1:
+        # The common case: one delta, one kind of part.
+        d = deltas[0]
+        if not d.tool_calls:
+            r, c = d.reasoning, d.content
+            if r is None and c is None:
+                return None
+            if c is None:
+                return _Msg(reasoning=r)
+            if r is None:
+                return _Msg(content=c)
+            return _Msg(reasoning=r, content=c)
     reasoning, content, calls = "", "", []
     for d in deltas:
         reasoning += d.reasoning or ""
@@ -122,18 +183,15 @@ def _delta_message(*deltas: sift.Delta) -> Optional[DeltaMessage]:
                 calls[-1].function.arguments += c.arguments
                 continue
             calls.append(
-                DeltaToolCall(
+                _Call(
                     index=c.index,
                     id=c.id,
                     type="function" if c.id else None,
-                    function=DeltaFunctionCall(name=c.name, arguments=c.arguments),
+                    function=_Fn(name=c.name, arguments=c.arguments),
                 )
             )
     if not (reasoning or content or calls):
         return None
-    # Only the fields present are passed: pydantic's validation of the
-    # message is most of the plugin's per-delta cost. (`model_construct`,
-    # which skips it, is slower still in pydantic 2.)
     kw = {}
     if reasoning:
         kw["reasoning"] = reasoning
@@ -141,7 +199,7 @@ def _delta_message(*deltas: sift.Delta) -> Optional[DeltaMessage]:
         kw["content"] = content
     if calls:
         kw["tool_calls"] = calls
-    return DeltaMessage(**kw)
+    return _Msg(**kw)
 
 
 def _count_reasoning(ids: Sequence[int], marks, inside: bool) -> int:
