@@ -60,7 +60,10 @@ status=0
 for c in "${corpora[@]}"; do
     "$SIFT_BIN" parse --jsonl "$out/$c.jsonl" > "$out/$c.sift.jsonl"
     # The corpus with Sift's own answers as the expected messages.
-    python3 "$repo/crates/sift-python/tests/vllm/as_expected.py" "$out/$c.jsonl" "$out/$c.sift.jsonl" > "$out/$c.as-sift.jsonl"
+    # (The oracle's cases go through vLLM's serving layer, which keeps tool
+    # calls only for requests that declare tools: `--serving`.)
+    serving=""; [[ $c == oracle ]] && serving="--serving"
+    python3 "$repo/crates/sift-python/tests/vllm/as_expected.py" "$out/$c.jsonl" "$out/$c.sift.jsonl" $serving > "$out/$c.as-sift.jsonl"
     sift_pass=$(python3 "$check" "$out/$c.jsonl" --answers "$out/$c.sift.jsonl" --show 0 | tail -1 | cut -d' ' -f1)
     # The split classes are driven on text-only cases (drive.py's `split`);
     # the oracle's cases all carry a tokenizer and go through the serving path.
