@@ -53,6 +53,11 @@ import json, sys
 for line in sys.stdin:
     c = json.loads(line)
     c["request"].setdefault("skip_special_tokens", True)
+    # The engine stops on harmony'"'"'s <|call|> / <|return|>: its text never
+    # reaches a parser in vLLM, so Sift'"'"'s answer is for the text without it.
+    for stop in ("<|call|>", "<|return|>"):
+        if c.get("tokenizer") == "gptoss" and c["model_output"].endswith(stop):
+            c["model_output"] = c["model_output"][: -len(stop)]
     print(json.dumps(c, ensure_ascii=False))' > "$out/oracle.jsonl"
     corpora+=(oracle)
 fi
