@@ -1,0 +1,148 @@
+"""Per-delta cost: vLLM 0.34's built-in parser vs the `sift.vllm` plugin,
+both through vLLM's own unified interface (`Parser.parse_delta`, what the
+serving layer calls per engine step), in one process.
+
+Run in the venv `scripts/python-vllm-test.sh` makes (vLLM and the `sift`
+wheel both import):
+
+    $SIFT_PY_CACHE/vllm-venv/bin/python scripts/python-bench.py [--repeat 5]
+
+Workloads, shaped as in docs/benchmarks.md and generated here
+(deterministic):
+- W1: Qwen3 reasoning, no tools: `<think>` ~8,000 tokens of prose, `</think>`,
+  ~500 tokens of content (`--reasoning-parser qwen3`);
+- W2: one call whose `content` argument is a 4,000-character code-like string,
+  in Hermes JSON (`qwen3` + `hermes`) and Qwen3-Coder XML (`qwen3` +
+  `qwen3_coder`).
+The text is cut where the real Qwen3 tokenizer (`.assets/tokenizers/qwen3`)
+puts token boundaries and each delta carries its token id, as the engine
+delivers it. The figure is the fastest of `--repeat` whole runs (a fresh
+parser per run, setup excluded), divided by the number of deltas. The
+last column is the same deltas through `sift.Parser.push` alone, without
+vLLM's interface (what the plugin's own Python glue adds is the difference).
+"""
+
+import argparse
+import json
+import os
+import random
+import time
+
+import sift
+import sift.vllm  # noqa: F401  (registers the plugin)
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.parser import ParserManager
+from vllm.tokenizers import get_tokenizer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORDS = ("the the the a a of of to to and and is is in that it for this we I need should can will would be not "
+         "but so if then when which with on as at from by user wants function value list string number file "
+         "returns call check first next case edge empty input output naïve café größe").split()
+TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {
+    "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}}]
+
+
+def prose(rng, nbytes):
+    out, n = [], 0
+    while n < nbytes:
+        w = rng.choice(WORDS)
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)
+
+
+def code(rng, nchars):
+    pieces = ['if (a < b && c > d) {\n', '    let s = "quoted \\"text\\"";\n', '    path = "C:\\\\dir\\\\file";\n',
+              '    x = y >> 2;\n', '}\n', '// a comment with <tags> and \'quotes\'\n']
+    out = ""
+    while len(out) < nchars:
+        out += rng.choice(pieces)
+    return out[:nchars]
+
+
+def workloads():
+    rng = random.Random(0x5EED)
+    w1 = prose(rng, 8000 * 4) + "\n</think>\n\n" + prose(rng, 500 * 4)
+    arg = code(rng, 4000)
+    args = json.dumps({"path": "src/engine/lexer.rs", "content": arg}, ensure_ascii=False)
+    hermes = "I will write the file.\n</think>\n\n<tool_call>\n" + json.dumps({"name": "write_file", "arguments": json.loads(args)}, ensure_ascii=False) + "\n</tool_call>"
+    coder = ("I will write the file.\n</think>\n\n<tool_call>\n<function=write_file>\n<parameter=path>\nsrc/engine/lexer.rs\n</parameter>\n"
+             f"<parameter=content>\n{arg}\n</parameter>\n</function>\n</tool_call>")
+    return [("W1 qwen3", "qwen3", None, w1, False), ("W2 hermes", "qwen3", "hermes", hermes, True),
+            ("W2 qwen3_coder", "qwen3", "qwen3_coder", coder, True)]
+
+
+def token_deltas(tok, text):
+    """(delta text, [id]) per token, cut at the tokenizer's own offsets."""
+    enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+    out, prev = [], 0
+    for tid, (_, end) in zip(enc["input_ids"], enc["offset_mapping"]):
+        end = max(end, prev)
+        out.append((text[prev:end], [tid]))
+        prev = end
+    if prev < len(text):
+        out[-1] = (out[-1][0] + text[prev:], out[-1][1])
+    return out
+
+
+def run(cls, tok, req, deltas):
+    p = cls(tok, req.tools, chat_template_kwargs=req.chat_template_kwargs, model_config=None)
+    prompt = tok.encode("<|im_start|>assistant\n<think>\n", add_special_tokens=False)
+    last = len(deltas) - 1
+    out = []
+    parse_delta = p.parse_delta
+    # Only the parser's calls are timed; the answers are folded afterwards.
+    t0 = time.perf_counter()
+    for i, (text, ids) in enumerate(deltas):
+        out.append(parse_delta(text, ids, req, prompt, finished=i == last))
+    elapsed = time.perf_counter() - t0
+    folded = {"reasoning": "", "content": "", "args": ""}
+    for d in out:
+        if d is not None:
+            folded["reasoning"] += d.reasoning or ""
+            folded["content"] += d.content or ""
+            for tc in d.tool_calls or []:
+                folded["args"] += (tc.function.arguments or "") if tc.function else ""
+    return elapsed, folded
+
+
+def run_push(r, t, vocab, tools, deltas):
+    """The same deltas through `sift.Parser.push` alone (no vLLM interface)."""
+    p = sift.Parser(r, t, tools=TOOLS if tools else None, tokenizer=vocab, prompt="<|im_start|>assistant\n<think>\n")
+    push = p.push
+    t0 = time.perf_counter()
+    for text, ids in deltas:
+        push(text, ids)
+    p.finish()
+    return time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    tok = get_tokenizer(os.path.join(ROOT, ".assets", "tokenizers", "qwen3"))
+    vocab = tok.get_vocab()
+    print(f"{'workload':<16} {'deltas':>7} {'vLLM µs/delta':>14} {'Sift µs/delta':>14} {'speed-up':>9} {'push µs/delta':>14}")
+    for name, r, t, text, tools in workloads():
+        body = {"model": "bench", "messages": [{"role": "user", "content": "Hi"}]}
+        if tools:
+            body.update(tools=TOOLS, tool_choice="auto")
+        req = ChatCompletionRequest(**body)
+        deltas = token_deltas(tok, text)
+        per = {}
+        for label, names in (("vllm", (r, t)), ("sift", (f"sift_{r}", f"sift_{t}" if t else None))):
+            cls = ParserManager.get_parser(tool_parser_name=names[1], reasoning_parser_name=names[0],
+                                           enable_auto_tools=True, tokenizer=tok)
+            best, answer = min(run(cls, tok, req, deltas) for _ in range(args.repeat))
+            per[label] = (best / len(deltas) * 1e6, answer)
+        # Compared as check.py compares: text fields trimmed (Sift keeps the
+        # blank line between `</think>` and a call as content; vLLM drops it).
+        push = min(run_push(r, t, vocab, tools, deltas) for _ in range(args.repeat)) / len(deltas) * 1e6
+        same = {k: v.strip() for k, v in per["vllm"][1].items()} == {k: v.strip() for k, v in per["sift"][1].items()}
+        print(f"{name:<16} {len(deltas):>7} {per['vllm'][0]:>14.2f} {per['sift'][0]:>14.2f} "
+              f"{per['vllm'][0] / per['sift'][0]:>8.1f}x {push:>14.2f}{'' if same else '  (answers differ!)'}")
+
+
+if __name__ == "__main__":
+    main()
