@@ -250,6 +250,10 @@ struct Unescape {
     closing: Option<&'static str>,
     /// A tail that may still become an escape or a marker.
     pending: String,
+    /// The text so far ends in a run of two or more backslashes, emitted as
+    /// written: backslashes the next delta starts with belong to it (fuzz:
+    /// a run cut in two read its second half as an escape).
+    in_run: bool,
 }
 
 impl Unescape {
@@ -261,6 +265,14 @@ impl Unescape {
         buf.push_str(text);
         let s = buf.as_str();
         let mut i = 0;
+        if std::mem::take(&mut self.in_run) {
+            i = s.bytes().take_while(|b| *b == b'\\').count();
+            out.push_str(&s[..i]);
+            if i == s.len() && !last {
+                self.in_run = true;
+                return;
+            }
+        }
         while i < s.len() {
             let rest = &s[i..];
             if let Some(m) = self.closing {
@@ -304,6 +316,7 @@ impl Unescape {
                     if run > 1 {
                         out.push_str(&rest[..run]);
                         i += run;
+                        self.in_run = i == s.len() && !last;
                         continue;
                     }
                     if !last && (rest == "\\" || rest == "\\r" || rest == "\\r\\") {
@@ -360,8 +373,8 @@ mod tests {
 
     #[test]
     fn escapes_recovered_outside_code_in_any_split() {
-        let text = "a\\nb `x\\ny` c\\r\\nd $m\\n$ e\\\\n ```\\n``` f\\";
-        let want = "a\nb `x\\ny` c\nd $m\\n$ e\\\\n ```\\n``` f\\";
+        let text = "a\\nb `x\\ny` c\\r\\nd $m\\n$ e\\\\n ```\\n``` f\\\\\\\\n g\\";
+        let want = "a\nb `x\\ny` c\nd $m\\n$ e\\\\n ```\\n``` f\\\\\\\\n g\\";
         assert_eq!(run(&[text]), want);
         for cut in 0..=text.len() {
             if !text.is_char_boundary(cut) {
