@@ -79,6 +79,7 @@ pub fn run<P: Peer>(name: &str, peer: &P, w: &Work, reps: Reps) -> Value {
     line["deltas"] = json!(w.deltas.len());
     line["ns_per_delta"] = json!(best as f64 / w.deltas.len() as f64);
     line["held_bytes"] = json!(held_bytes(peer, w));
+    line["held_inline"] = json!(std::mem::size_of::<P::Stream>());
     line["construct_ns"] = json!(construct_ns(peer));
     line
 }

@@ -2,7 +2,8 @@
 //! unified parser (one state machine per stream owning reasoning, content
 //! and tool calls): `create_unified_parser_for_family` per request,
 //! `parse_into` per delta into a caller-owned output (cleared after each
-//! delta: the buffer is cumulative), `finish` at the end; one shot through
+//! delta: the buffer is cumulative; the caller's scratch, reused across
+//! streams, so not part of a stream's state), `finish` at the end; one shot through
 //! `parse_complete`. Its families: `qwen3` (alias `qwen3_coder`: `<think>`
 //! reasoning and Qwen3-Coder XML calls). It has no Hermes JSON and no
 //! DeepSeek-R1 family.
@@ -14,11 +15,13 @@ use dynamo_parsers_v2::{
     create_unified_parser_for_family, Tool, UnifiedEvent, UnifiedParser, UnifiedParserEvent,
     UnifiedParserExt, UnifiedParserOutput,
 };
+use std::cell::RefCell;
 
 /// A unified parser family of `dynamo-parsers-v2`, with the W2 tools.
 pub struct Unified {
     family: &'static str,
     tools: Vec<Tool>,
+    out: RefCell<UnifiedParserOutput>,
 }
 
 impl Unified {
@@ -40,7 +43,7 @@ impl Unified {
                 strict: None,
             })
             .collect();
-        Some(Unified { family, tools })
+        Some(Unified { family, tools, out: RefCell::default() })
     }
 }
 
@@ -57,23 +60,23 @@ fn emit<S: Sink>(out: &mut UnifiedParserOutput, sink: &mut S) {
 
 impl Peer for Unified {
     type Input = ();
-    type Stream = (Box<dyn UnifiedParser>, UnifiedParserOutput);
+    type Stream = Box<dyn UnifiedParser>;
 
     fn prepare(&self, _: &str) {}
 
     fn open(&self) -> Self::Stream {
-        let p = create_unified_parser_for_family(self.family, &self.tools).expect("a built-in family");
-        (p, UnifiedParserOutput::default())
+        create_unified_parser_for_family(self.family, &self.tools).expect("a built-in family")
     }
 
-    fn push<S: Sink>(&self, (p, out): &mut Self::Stream, delta: &str, _: &mut (), sink: &mut S) {
+    fn push<S: Sink>(&self, p: &mut Self::Stream, delta: &str, _: &mut (), sink: &mut S) {
+        let out = &mut *self.out.borrow_mut();
         if let Err(e) = p.parse_into(delta, out) {
             error(sink, e);
         }
         emit(out, sink);
     }
 
-    fn finish<S: Sink>(&self, (mut p, _): Self::Stream, sink: &mut S) {
+    fn finish<S: Sink>(&self, mut p: Self::Stream, sink: &mut S) {
         match p.finish() {
             Ok(mut out) => emit(&mut out, sink),
             Err(e) => error(sink, e),
@@ -81,7 +84,7 @@ impl Peer for Unified {
     }
 
     fn oneshot<S: Sink>(&self, text: &str, sink: &mut S) {
-        match self.open().0.parse_complete(text) {
+        match self.open().parse_complete(text) {
             Ok(events) => {
                 let mut calls = 0;
                 for e in events {

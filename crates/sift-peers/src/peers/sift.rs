@@ -1,15 +1,19 @@
 //! Sift, as `sift serve` drives it: one `Parser` per request from a shared
 //! `ParserFactory`, one `push_into` per delta into a caller-owned `Delta`.
+//! The `Delta` is the caller's scratch, reused across deltas and streams (one
+//! per worker thread), so it is not part of a stream's state.
 
 use crate::answer::Sink;
 use crate::run::Peer;
 use crate::work::is_reasoning;
 use sift_core::{Delta, Parser, ParserFactory, Registry, Request};
+use std::cell::RefCell;
 
 /// Sift with one parser pair.
 pub struct Sift {
     factory: ParserFactory,
     req: Request,
+    out: RefCell<Delta>,
 }
 
 impl Sift {
@@ -22,7 +26,7 @@ impl Sift {
             Registry::builtin().factory(None, Some(family))
         }
         .map_err(|e| e.to_string())?;
-        Ok(Sift { factory, req: sift_bench::request(!reasoning) })
+        Ok(Sift { factory, req: sift_bench::request(!reasoning), out: RefCell::default() })
     }
 }
 
@@ -40,24 +44,26 @@ fn emit<S: Sink>(d: &Delta, sink: &mut S) {
 
 impl Peer for Sift {
     type Input = ();
-    type Stream = (Parser, Delta);
+    type Stream = Parser;
 
     fn prepare(&self, _: &str) {}
 
-    fn open(&self) -> (Parser, Delta) {
-        (self.factory.parser(&self.req), Delta::default())
+    fn open(&self) -> Parser {
+        self.factory.parser(&self.req)
     }
 
-    fn push<S: Sink>(&self, (p, out): &mut (Parser, Delta), delta: &str, _: &mut (), sink: &mut S) {
+    fn push<S: Sink>(&self, p: &mut Parser, delta: &str, _: &mut (), sink: &mut S) {
+        let out = &mut *self.out.borrow_mut();
         out.clear();
         p.push_into(delta, None, out);
         emit(out, sink);
     }
 
-    fn finish<S: Sink>(&self, (mut p, mut out): (Parser, Delta), sink: &mut S) {
+    fn finish<S: Sink>(&self, mut p: Parser, sink: &mut S) {
+        let out = &mut *self.out.borrow_mut();
         out.clear();
-        p.finish_into(&mut out);
-        emit(&out, sink);
+        p.finish_into(out);
+        emit(out, sink);
     }
 
     fn oneshot<S: Sink>(&self, text: &str, sink: &mut S) {
