@@ -13,6 +13,12 @@
 //!   XML form, streamed in ~4-byte deltas.
 //! - **W3**: the W1 text parsed one-shot (throughput).
 //!
+//! The side-by-side benchmark against other parsers (`crates/sift-peers`)
+//! cuts the same texts three more ways: one token per delta with each marker
+//! a whole token ([`split_tokens`], its W1), blindly every 4 bytes so that
+//! `</think>` straddles two deltas ([`split_deltas`], its W1b), and several
+//! tokens per delta ([`group`], its W4).
+//!
 //! Each generator takes a `scale` (1, 2, 4 in the benchmarks) that multiplies
 //! the length of the generated text.
 
@@ -376,6 +382,46 @@ pub fn split_deltas(text: &str, n: usize) -> Vec<&str> {
     out
 }
 
+/// The markers of the W1 text, each one token in the Qwen3 and DeepSeek-R1
+/// vocabularies.
+pub const W1_MARKERS: &[&str] = &["<think>", "</think>"];
+
+/// Cuts `text` the way a detokenizer streams it: each occurrence of one of
+/// `markers` is a delta of its own (a marker is one special token), and the
+/// text between markers is cut into `n`-byte deltas as [`split_deltas`] does.
+pub fn split_tokens<'a>(text: &'a str, markers: &[&str], n: usize) -> Vec<&'a str> {
+    let mut out = Vec::with_capacity(text.len() / n + 2 * markers.len() + 1);
+    let mut start = 0;
+    loop {
+        let next = markers.iter().filter_map(|m| text[start..].find(m).map(|at| (start + at, m.len()))).min();
+        let end = next.map_or(text.len(), |(at, _)| at);
+        out.extend(split_deltas(&text[start..end], n));
+        match next {
+            Some((at, len)) => {
+                out.push(&text[at..at + len]);
+                start = at + len;
+            }
+            None => return out,
+        }
+    }
+}
+
+/// Joins every `k` consecutive deltas of `text` (contiguous slices of it, in
+/// order, as [`split_deltas`] and [`split_tokens`] return) into one delta.
+pub fn group<'a>(text: &'a str, deltas: &[&str], k: usize) -> Vec<&'a str> {
+    assert!(k > 0, "group size must be positive");
+    let mut start = 0;
+    deltas
+        .chunks(k)
+        .map(|run| {
+            let len: usize = run.iter().map(|d| d.len()).sum();
+            let piece = &text[start..start + len];
+            start += len;
+            piece
+        })
+        .collect()
+}
+
 /// The `tools` array of the W2 requests: `write_file(path: string, content: string)`.
 pub fn w2_tools_json() -> Value {
     json!([{
@@ -469,6 +515,26 @@ mod tests {
         assert!(d.iter().all(|x| !x.is_empty() && x.len() <= DELTA_BYTES));
         assert!(d.len() >= w.text.len() / DELTA_BYTES);
         assert_eq!(split_deltas("ééé", 1).concat(), "ééé");
+    }
+
+    #[test]
+    fn tokens_keep_markers_whole_and_blind_cuts_split_the_end_marker() {
+        for scale in [1, 2, 4] {
+            let w = w1(scale);
+            let tokens = split_tokens(&w.text, W1_MARKERS, DELTA_BYTES);
+            assert_eq!(tokens.concat(), w.text);
+            assert!(tokens
+                .iter()
+                .all(|t| !t.is_empty() && (t.len() <= DELTA_BYTES || W1_MARKERS.contains(t))));
+            assert_eq!(tokens.iter().filter(|t| W1_MARKERS.contains(t)).count(), 2, "{scale}");
+            let blind = w.deltas(DELTA_BYTES);
+            assert!(blind.iter().all(|d| !d.contains("</think>")), "{scale}: `</think>` is cut");
+            let four = group(&w.text, &tokens, 4);
+            assert_eq!(four.concat(), w.text);
+            assert_eq!(four.len(), tokens.len().div_ceil(4));
+        }
+        assert_eq!(split_tokens("a<b>cd<b>", &["<b>"], 1), ["a", "<b>", "c", "d", "<b>"]);
+        assert_eq!(group("abcde", &["a", "b", "c", "d", "e"], 2), ["ab", "cd", "e"]);
     }
 
     #[test]
