@@ -51,15 +51,23 @@ impl Registry {
                 });
             }
         }
+        if let Some(a) = spec.alias_calls_kept_when_none.iter().find(|a| !spec.aliases.contains(a)) {
+            return Err(FormatError::BadMode { state: "alias_calls_kept_when_none".into(), mode: a.clone() });
+        }
         for n in std::iter::once(&spec.name).chain(&spec.aliases) {
-            // An alias with its own `skip_special_tokens` rule gets its own spec.
-            let named = match spec.alias_keep_special_tokens.get(n) {
-                Some(keep) => {
-                    let mut s = (*spec).clone();
+            // An alias whose vLLM class has its own rule (`skip_special_tokens`,
+            // calls under `tool_choice: none`) gets its own spec.
+            let keep = spec.alias_keep_special_tokens.get(n);
+            let kept_calls = spec.alias_calls_kept_when_none.contains(n);
+            let named = if keep.is_some() || kept_calls {
+                let mut s = (*spec).clone();
+                if let Some(keep) = keep {
                     s.keep_special_tokens = Some(keep.clone());
-                    Arc::new(s)
                 }
-                None => Arc::clone(&spec),
+                s.calls_kept_when_none |= kept_calls;
+                Arc::new(s)
+            } else {
+                Arc::clone(&spec)
             };
             map.insert(n.clone(), named);
         }
