@@ -112,8 +112,9 @@ impl Registry {
         reasoning: Option<&str>,
         tools: Option<&str>,
     ) -> Result<ParserFactory, FormatError> {
-        let r = reasoning.map(|n| self.reasoning(n)).transpose()?;
         let t = tools.map(|n| self.tool(n)).transpose()?;
+        let grammar = t.and_then(|t| t.grammar_from.as_deref());
+        let r = reasoning.or(grammar).map(|n| self.reasoning(n)).transpose()?;
         ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))
     }
 }

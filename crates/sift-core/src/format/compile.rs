@@ -175,6 +175,7 @@ fn content_spec() -> FormatSpec {
         template_init: None,
         drop_content_after_calls: false,
         calls_kept_when_none: false,
+        grammar_from: None,
         alias_calls_kept_when_none: vec![],
         keep_special_tokens: None,
         alias_keep_special_tokens: BTreeMap::new(),
