@@ -41,6 +41,10 @@ REASONS = [
      "vLLM's engine-based parser parses the calls under tool_choice none (a request without tools is none) "
      "and drops them, their text in no field; Sift keeps the markup as content unless the request sets "
      "vllm_text_loss (docs/deviations.md)"),
+    (r"^oracle/none\+(llama3_json|llama4_json)/no-tools(/v\d+)?\s",
+     "vLLM's engine-based llama JSON parser parses the call of a request without tools (tool_choice none) and "
+     "drops it, its text in no field (with tools declared and none it keeps the text); Sift keeps it as content "
+     "(docs/deviations.md)"),
 ]
 
 # Scenario id -> behaviour class (first match).
