@@ -81,7 +81,9 @@ fn oracle_cases_stream_like_one_shot() {
 
 /// Sift's `skip_special_tokens` decision (the pair's `keep_special_tokens`
 /// rules over the request) is the one vLLM's serving path made for every
-/// case (`oracle.skip_special_tokens`, recorded by `scripts/oracle`).
+/// case (`oracle.skip_special_tokens`, recorded by `scripts/oracle`), but
+/// gpt-oss's on purpose: vLLM parses harmony from token ids, so Sift keeps
+/// its markers in the text it parses (`from_ids`, docs/deviations.md).
 #[test]
 fn skip_special_tokens_decided_as_vllm_did() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
@@ -94,6 +96,9 @@ fn skip_special_tokens_decided_as_vllm_did() {
         for line in std::fs::read_to_string(e.path()).unwrap().lines().filter(|l| !l.trim().is_empty()) {
             let raw: Value = serde_json::from_str(line).unwrap();
             let case = Case::from_json_line(line).unwrap();
+            if case.tokenizer.as_deref() == Some("gptoss") {
+                continue;
+            }
             let Ok(f) = runner.factory(&case) else { continue };
             let vllm = raw["oracle"]["skip_special_tokens"].as_bool().expect("oracle.skip_special_tokens");
             n += 1;
