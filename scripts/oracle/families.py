@@ -229,6 +229,14 @@ DS_TOOL = ["<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜to
 HARMONY = ["<|start|>", "<|channel|>", "<|constrain|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>"]
 DSML = ["<｜DSML｜"]
 
+# Where a marker's special token is spelled differently from the marker
+# (the spec adds the token's spelling): DeepSeek V3.2's tokenizer.json has
+# `｜DSML｜` without the `<` as one special token (id 128793, the `<` is a
+# token of its own: sgl-project/sglang#16122, whose bug it caused), so with
+# special tokens skipped `<｜DSML｜invoke` reads `<invoke`. V4 (and V4.1)
+# inherit V3.2's encoding.
+TOKEN_SPELLING = {"<｜DSML｜": "｜DSML｜", "</｜DSML｜": "｜DSML｜"}
+
 TOOLS = {
     "hermes": T(_json_tag("<tool_call>", "</tool_call>"), QWEN_TOOL, "</tool_call>"),
     "qwen3_json": T(_json_tag("<tool_call>", "</tool_call>"), QWEN_TOOL, "</tool_call>"),

@@ -76,7 +76,7 @@ def tokenizer_for(r, t):
     wanted = (fam.REASONING.get(r, {}).get("specials", []) if r else []) + (fam.TOOLS[t]["specials"] if t else [])
     wanted += format_tokens("reasoning", r) + format_tokens("tools", t)
     for s in wanted:
-        s = s.strip()
+        s = fam.TOKEN_SPELLING.get(s.strip(), s.strip())
         # A marker the base vocabulary already has keeps its id and its special flag.
         if s and s not in specials and base_vocab.token_to_id(s) is None:
             specials.append(s)
@@ -119,6 +119,19 @@ def _load(key, path):
     if key not in _TOK:
         _TOK[key] = get_tokenizer(path)
     return _TOK[key]
+
+
+def serving_request(req):
+    """The case's request as vLLM's server reads it: `skip_special_tokens`
+    as sent (vLLM's default, true; the pair's `adjust_request` may turn it
+    off, which the case reader decides from the pair), and a request without
+    tools has `tool_choice: "none"` (the protocol's default), so the case
+    says what the server did rather than what a bare parser call does."""
+    req = {k: v for k, v in req.items() if v is not None}
+    req.setdefault("skip_special_tokens", True)
+    if not req.get("tools"):
+        req.setdefault("tool_choice", "none")
+    return req
 
 
 def expected_of(msg):
@@ -193,7 +206,7 @@ def run_pair(r, t, stats, only_scenario=None):
             if os.environ.get("ORACLE_DEBUG"):
                 traceback.print_exc()
             continue
-        req = {k: v for k, v in req.items() if v is not None}
+        req = serving_request(req)
         notes = []
         exp = expected_of(one)
         if not same(expected_of(streamed), exp):

@@ -72,7 +72,7 @@ pub fn stream_chunks(text: &str, bytes_per_delta: Option<usize>) -> Vec<&str> {
 /// request carries vLLM's field (absent: the parsers are called directly on
 /// the text, as vLLM's tests do). The pair's `keep_special_tokens` rules
 /// decide, as vLLM's `adjust_request` does.
-fn skips_special(factory: &ParserFactory, v: &Value) -> bool {
+pub fn skips_special(factory: &ParserFactory, v: &Value) -> bool {
     let Some(requested) = v.get("skip_special_tokens").and_then(Value::as_bool) else { return false };
     let tools = v.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
     let choice_none = match v.get("tool_choice") {

@@ -9,7 +9,7 @@
 //! Agreement is printed per parser name (`-- --nocapture`).
 
 use serde_json::Value;
-use sift_conformance::{check_splits, compare, exact, read_request, Case, Runner};
+use sift_conformance::{check_splits, compare, exact, read_request, skips_special, Case, Runner};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -77,6 +77,38 @@ fn oracle_cases_stream_like_one_shot() {
     }
     assert!(n >= 3000, "only {n} oracle cases");
     assert!(problems.is_empty(), "{} of {n} cases:\n{}", problems.len(), problems.join("\n"));
+}
+
+/// Sift's `skip_special_tokens` decision (the pair's `keep_special_tokens`
+/// rules over the request) is the one vLLM's serving path made for every
+/// case (`oracle.skip_special_tokens`, recorded by `scripts/oracle`), but
+/// gpt-oss's on purpose: vLLM parses harmony from token ids, so Sift keeps
+/// its markers in the text it parses (`from_ids`, docs/deviations.md).
+#[test]
+fn skip_special_tokens_decided_as_vllm_did() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let mut runner = Runner::new();
+    let (mut n, mut wrong) = (0, vec![]);
+    for e in std::fs::read_dir(&dir).expect("tests/cases").flatten() {
+        if !e.file_name().to_string_lossy().starts_with("oracle-") {
+            continue;
+        }
+        for line in std::fs::read_to_string(e.path()).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+            let raw: Value = serde_json::from_str(line).unwrap();
+            let case = Case::from_json_line(line).unwrap();
+            if case.tokenizer.as_deref() == Some("gptoss") {
+                continue;
+            }
+            let Ok(f) = runner.factory(&case) else { continue };
+            let vllm = raw["oracle"]["skip_special_tokens"].as_bool().expect("oracle.skip_special_tokens");
+            n += 1;
+            if skips_special(&f, &case.request) != vllm {
+                wrong.push(format!("{}: vLLM skip_special_tokens={vllm}", case.id));
+            }
+        }
+    }
+    assert!(n >= 3000, "only {n} oracle cases");
+    assert!(wrong.is_empty(), "{} of {n} cases:\n{}", wrong.len(), wrong.join("\n"));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //!
 //! The factory compiles, once, every variant a request can select: the
 //! native format (`tool_choice` auto), the reasoning-only format (no tools,
-//! or `none` for formats whose markup stays content), the `required` array
+//! or `none`: the calls' markup stays content), the `required` array
 //! and the named-function form. A request then only picks one and builds a
 //! small per-request state. `parse` is literally "push everything, then
 //! finish", folded the way a client folds deltas.
@@ -78,8 +78,10 @@ pub struct Request {
     /// Reproduce vLLM's one-shot answer where it loses text that lands in no
     /// field (default false: Sift keeps the text): the content a family's
     /// vLLM parser drops after a call (`drop_content_after_calls`, `lost`
-    /// text in its format file) or around calls (`text_with_calls = "drop"`);
-    /// `docs/deviations.md` lists the families.
+    /// text in its format file) or around calls (`text_with_calls = "drop"`),
+    /// and the calls' markup under `tool_choice: "none"` where vLLM parses
+    /// the calls and drops them (`strip_when_none`); `docs/deviations.md`
+    /// lists the families.
     pub vllm_text_loss: bool,
 }
 
@@ -251,7 +253,10 @@ impl ParserFactory {
                 named = Some(n.clone());
                 &self.named
             }
-            ToolChoice::None if has_tools && self.native.strip_when_none => {
+            // vLLM's engine-based pairs parse the calls and drop them, text
+            // and all; Sift keeps the markup as content (the reasoning-only
+            // format) unless the request asks for vLLM's text loss.
+            ToolChoice::None if has_tools && self.native.strip_when_none && req.vllm_text_loss => {
                 suppress = true;
                 &self.native
             }

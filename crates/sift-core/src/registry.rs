@@ -54,16 +54,23 @@ impl Registry {
         if let Some(a) = spec.alias_native_required.iter().find(|a| !spec.aliases.contains(a)) {
             return Err(FormatError::BadMode { state: "alias_native_required".into(), mode: a.clone() });
         }
+        if let Some(a) = spec.alias_calls_kept_when_none.iter().find(|a| !spec.aliases.contains(a)) {
+            return Err(FormatError::BadMode { state: "alias_calls_kept_when_none".into(), mode: a.clone() });
+        }
         for n in std::iter::once(&spec.name).chain(&spec.aliases) {
-            // An alias whose vLLM class decides otherwise gets its own spec.
+            // An alias whose vLLM class has its own rule (`skip_special_tokens`,
+            // required/named in its own format, calls under `tool_choice:
+            // none`) gets its own spec.
             let keep = spec.alias_keep_special_tokens.get(n);
             let native = spec.alias_native_required.contains(n);
-            let named = if keep.is_some() || native {
+            let kept_calls = spec.alias_calls_kept_when_none.contains(n);
+            let named = if keep.is_some() || native || kept_calls {
                 let mut s = (*spec).clone();
                 if let Some(keep) = keep {
                     s.keep_special_tokens = Some(keep.clone());
                 }
                 s.calls.native_required |= native;
+                s.calls_kept_when_none |= kept_calls;
                 Arc::new(s)
             } else {
                 Arc::clone(&spec)
@@ -111,8 +118,9 @@ impl Registry {
         reasoning: Option<&str>,
         tools: Option<&str>,
     ) -> Result<ParserFactory, FormatError> {
-        let r = reasoning.map(|n| self.reasoning(n)).transpose()?;
         let t = tools.map(|n| self.tool(n)).transpose()?;
+        let grammar = t.and_then(|t| t.grammar_from.as_deref());
+        let r = reasoning.or(grammar).map(|n| self.reasoning(n)).transpose()?;
         ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))
     }
 }

@@ -84,6 +84,22 @@ pub struct FormatSpec {
     /// Sift keeps it unless the request sets `vllm_text_loss`.
     #[serde(default)]
     pub drop_content_after_calls: bool,
+    /// Tool formats that only switch calls on in a reasoning format's
+    /// grammar (gpt-oss's harmony): the reasoning format composed with it
+    /// when the pair names no reasoning parser (vLLM parses harmony with its
+    /// own grammar whatever the pair).
+    #[serde(default)]
+    pub grammar_from: Option<String>,
+    /// Reasoning formats: vLLM's reasoning parser is not engine-based, so
+    /// under `tool_choice: "none"` its pair never runs the tool parser and
+    /// the calls' markup stays content, even where the tool format's
+    /// `strip_when_none` drops it (with `vllm_text_loss`).
+    #[serde(default)]
+    pub calls_kept_when_none: bool,
+    /// Aliases whose vLLM reasoning parser class has `calls_kept_when_none`
+    /// where the format's own name does not (`["step5"]`).
+    #[serde(default)]
+    pub alias_calls_kept_when_none: Vec<String>,
     /// When vLLM's `adjust_request` for this parser turns
     /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
     /// `tool_choice` not `none`) or `never` (the default; see
