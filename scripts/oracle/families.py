@@ -165,7 +165,9 @@ def _minimax_m3(calls):
 
 def _step3(calls):
     body = "".join(
-        f'<｜tool_call_begin｜><steptml:invoke name="{n}">'
+        # Step-3's template writes `function<｜tool_sep｜>` before each invoke,
+        # and vLLM's one-shot parser requires it.
+        f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{n}">'
         + "".join(f'<steptml:parameter name="{k}">{sval(v)}</steptml:parameter>' for k, v in a.items())
         + "</steptml:invoke><｜tool_call_end｜>"
         for n, a in calls

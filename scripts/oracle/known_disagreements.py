@@ -58,9 +58,6 @@ REASONS = [
      "(drop_unfinished_marker)"),
     (r"\+phi4_mini_json/three-calls(/v2)? ", "vLLM's answer is empty (its functools regex reads no call from these "
      "arguments and the text lands in no field); Sift reads the calls"),
-    (r"(step3|none)\+step3/(two-calls|three-calls|parallel-false|unknown-tool|empty-args) ", "vLLM's step3 one-shot answer "
-     "needs 'function<｜tool_sep｜>' before each invoke and answers this block as content, while its stream "
-     "sends the calls; Sift reads the calls both ways (docs/deviations.md, Step-3)"),
     (r"\+kimi_k2/truncated-at-69 ", "a call cut after its 'functions.NAME:' id: vLLM answers a call named "
      "'functions.get_weather:'; Sift drops the unreadable call, as vLLM's kimi_k2 parser drops a call whose id it "
      "cannot read (a first family: its corpus cases agree)"),
