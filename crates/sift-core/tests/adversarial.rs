@@ -351,3 +351,39 @@ fn fuzz_a_marker_after_a_full_header_neither_panics_nor_spins() {
         }
     }
 }
+
+/// Fuzz (`format_file`): a marker read again in the next state
+/// (`reprocess`), where that state has a longer spelling starting with it,
+/// was taken as text when a cut fell inside the longer spelling, and as the
+/// longer marker in one shot. It is now held like any marker prefix.
+#[test]
+fn fuzz_a_reprocessed_marker_waits_for_a_longer_spelling_however_cut() {
+    let toml = r#"
+name = "fz_reprocess"
+kind = "tools"
+entry = "start"
+
+[terminals]
+open = ["<think>"]
+whole = ["<think>a</think>"]
+
+[states.start]
+text = "content"
+on.open = { to = "think", reprocess = true }
+
+[states.think]
+text = "drop"
+on.whole = { to = "after", keep = true }
+
+[states.after]
+text = "content"
+"#;
+    let spec = sift_core::FormatSpec::from_toml(toml).expect("format");
+    let f = ParserFactory::new(None, Some(&spec)).expect("factory");
+    for text in ["<think>a</think>b", "x<think>a</think>b<think>", "<think>ab</think>c", "<think>a</thi"] {
+        check(&f, &Request::default(), Limits::default(), text);
+    }
+    let (m, _) = check(&f, &Request::default(), Limits::default(), "<think>a</think>b");
+    // The whole marker goes to the dropping state (`keep`); the text after it is content.
+    assert_eq!(m.content.as_deref(), Some("b"));
+}

@@ -405,11 +405,16 @@ impl Engine {
                 }
                 if tr.reprocess {
                     // Read the marker again in the new state; when that state
-                    // treats it as text, hand it over and search past it.
-                    let again = matches!(
-                        self.fmt.states[self.state as usize].probe(&bytes[p..], |_| false),
-                        Probe::Full(_)
-                    );
+                    // treats it as text, hand it over and search past it. A
+                    // longer spelling of the new state that the bytes so far
+                    // only begin is read like any marker prefix, held for the
+                    // next delta (fuzz: taken as text under a cut, as a
+                    // marker in one shot).
+                    let again = match self.fmt.states[self.state as usize].probe(&bytes[p..], |_| false) {
+                        Probe::Full(_) | Probe::Partial(Some(_)) => true,
+                        Probe::Partial(None) => !at_end,
+                        Probe::No => false,
+                    };
                     if !again {
                         if self.id_mode && token {
                             let t = self.fmt.canon(t);
