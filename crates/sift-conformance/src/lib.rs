@@ -23,5 +23,5 @@ pub use answer::{delta_json, message_json, Answer};
 pub use case::{Case, StreamSpec};
 pub use roundtrip::{roundtrip, Roundtrip};
 pub use run::{read_request, skips_special, stream_chunks, Runner};
-pub use score::{compare, exact};
+pub use score::{compare, exact, known_disagreements};
 pub use splits::{check_splits, random_chunks, stream_message};

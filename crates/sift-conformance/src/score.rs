@@ -88,3 +88,15 @@ pub fn exact(a: &Value, b: &Value) -> bool {
     };
     a.get("reasoning") == b.get("reasoning") && a.get("content") == b.get("content") && calls(a) == calls(b)
 }
+
+/// A known-disagreements list (`id<TAB>reason` per line, `#` comments):
+/// case id → reason. The tests check the lists exactly.
+pub fn known_disagreements(text: &str) -> std::collections::BTreeMap<String, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (id, why) = l.split_once('\t').expect("id<TAB>reason");
+            (id.to_string(), why.to_string())
+        })
+        .collect()
+}

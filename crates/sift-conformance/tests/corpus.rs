@@ -61,14 +61,7 @@ fn streaming_equals_one_shot_on_every_case() {
 /// with a reason in `known-disagreements-all.txt`, and agreement does not fall.
 /// `known-disagreements-all.txt`: case id → reason.
 fn known() -> BTreeMap<String, String> {
-    include_str!("known-disagreements-all.txt")
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (id, why) = l.split_once('\t').expect("id<TAB>reason");
-            (id.to_string(), why.to_string())
-        })
-        .collect()
+    sift_conformance::known_disagreements(include_str!("known-disagreements-all.txt"))
 }
 
 #[test]

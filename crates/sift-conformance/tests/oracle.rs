@@ -40,14 +40,7 @@ fn names(case: &Case) -> Vec<String> {
 }
 
 fn known() -> BTreeMap<String, String> {
-    include_str!("known-disagreements-oracle.txt")
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (id, why) = l.split_once('\t').expect("id<TAB>reason");
-            (id.to_string(), why.to_string())
-        })
-        .collect()
+    sift_conformance::known_disagreements(include_str!("known-disagreements-oracle.txt"))
 }
 
 #[test]
