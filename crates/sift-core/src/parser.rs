@@ -172,6 +172,27 @@ impl ParserFactory {
         })
     }
 
+    /// The same factory for a pair that names no reasoning parser: its
+    /// reasoning grammar only came from the tool format's `grammar_from`, so
+    /// vLLM's `skip_special_tokens` rule sees no reasoning parser (whose
+    /// `adjust_request` would run under `tool_choice: none`).
+    pub(crate) fn grammar_only(self) -> ParserFactory {
+        let strip = |f: &Arc<Format>| {
+            let mut f = (**f).clone();
+            f.special.reasoning = None;
+            Arc::new(f)
+        };
+        ParserFactory {
+            entries: self.entries.iter().map(|(k, v, f)| (k.clone(), v.clone(), strip(f))).collect(),
+            native: strip(&self.native),
+            plain: strip(&self.plain),
+            required: strip(&self.required),
+            named: strip(&self.named),
+            templated: Arc::default(),
+            limits: self.limits,
+        }
+    }
+
     /// Binds every variant's special-token markers to a vocabulary.
     pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<ParserFactory, FormatError> {
         let mut entries = vec![];

@@ -42,13 +42,17 @@ impl Registry {
             Kind::Reasoning => &mut self.reasoning,
             Kind::Tools => &mut self.tools,
         };
-        for (alias, keep) in &spec.alias_keep_special_tokens {
+        for keep in spec.alias_keep_special_tokens.values() {
             crate::special::KeepSpecial::parse(keep)?;
-            if !spec.aliases.contains(alias) {
-                return Err(FormatError::BadMode {
-                    state: "alias_keep_special_tokens".into(),
-                    mode: alias.clone(),
-                });
+        }
+        let keyed = [
+            ("alias_keep_special_tokens", &spec.alias_keep_special_tokens),
+            ("alias_initial", &spec.alias_initial),
+            ("alias_grammar_from", &spec.alias_grammar_from),
+        ];
+        for (key, map) in keyed {
+            if let Some(a) = map.keys().find(|a| !spec.aliases.contains(a)) {
+                return Err(FormatError::BadMode { state: key.into(), mode: a.clone() });
             }
         }
         if let Some(a) = spec.alias_native_required.iter().find(|a| !spec.aliases.contains(a)) {
@@ -64,10 +68,23 @@ impl Registry {
             let keep = spec.alias_keep_special_tokens.get(n);
             let native = spec.alias_native_required.contains(n);
             let kept_calls = spec.alias_calls_kept_when_none.contains(n);
-            let named = if keep.is_some() || native || kept_calls {
+            let initial = spec.alias_initial.get(n);
+            let grammar = spec.alias_grammar_from.get(n);
+            let named = if keep.is_some() || native || kept_calls || initial.is_some() || grammar.is_some() {
                 let mut s = (*spec).clone();
                 if let Some(keep) = keep {
                     s.keep_special_tokens = Some(keep.clone());
+                }
+                if let Some(initial) = initial {
+                    s.initial = Some(initial.clone());
+                    // Validated as the file itself was: the state must exist.
+                    match s.kind {
+                        Kind::Reasoning => crate::format::compile(Some(&s), None)?,
+                        Kind::Tools => crate::format::compile(None, Some(&s))?,
+                    };
+                }
+                if let Some(grammar) = grammar {
+                    s.grammar_from = Some(grammar.clone());
                 }
                 s.calls.native_required |= native;
                 s.calls_kept_when_none |= kept_calls;
@@ -121,7 +138,8 @@ impl Registry {
         let t = tools.map(|n| self.tool(n)).transpose()?;
         let grammar = t.and_then(|t| t.grammar_from.as_deref());
         let r = reasoning.or(grammar).map(|n| self.reasoning(n)).transpose()?;
-        ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))
+        let f = ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))?;
+        Ok(if reasoning.is_none() && grammar.is_some() { f.grammar_only() } else { f })
     }
 }
 

@@ -180,6 +180,8 @@ fn content_spec() -> FormatSpec {
         keep_special_tokens: None,
         alias_keep_special_tokens: BTreeMap::new(),
         alias_native_required: vec![],
+        alias_initial: BTreeMap::new(),
+        alias_grammar_from: BTreeMap::new(),
         content_prefix: None,
         detect: vec![],
         detect_not: vec![],

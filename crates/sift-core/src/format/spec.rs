@@ -110,6 +110,15 @@ pub struct FormatSpec {
     /// otherwise (`{ qwen3_json = "with_tools" }`); each key must be an alias.
     #[serde(default)]
     pub alias_keep_special_tokens: BTreeMap<String, String>,
+    /// The start state for an alias whose vLLM parser starts elsewhere
+    /// (`{ cohere_command4 = "think" }`: Command 4's filter reads bare text
+    /// as reasoning); each key must be an alias.
+    #[serde(default)]
+    pub alias_initial: BTreeMap<String, String>,
+    /// `grammar_from` for an alias (`{ cohere_command4 = "cohere_command4" }`);
+    /// each key must be an alias.
+    #[serde(default)]
+    pub alias_grammar_from: BTreeMap<String, String>,
     /// Aliases whose vLLM tool parser class has `supports_required_and_named
     /// = false` while the file's own name's has not: they get
     /// `calls.native_required` (`["qwen3_json"]`); each must be an alias.
