@@ -291,8 +291,14 @@ impl Engine {
         }
         // A group still held at the end never closed: it is content.
         self.hold_finish(out);
+        if let Mode::Header(h) = &self.fmt.states[self.state as usize].mode {
+            if h.unrouted_content {
+                self.framed = false;
+            }
+        }
         if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && !self.framed {
-            // Output with no framing at all is content, as vLLM reads it.
+            // Output with no framing at all is content, as vLLM reads it (a
+            // header that is content when no route takes it, too).
             let from = self.hdr_start.min(self.hdr.len());
             out.push_content(&self.hdr[from..]);
             self.hdr.clear();
@@ -649,7 +655,7 @@ impl Engine {
                     // Cut: nothing more joins this header.
                 } else if self.hdr.len() + s.len() <= MAX_HEADER {
                     self.hdr.push_str(s);
-                } else if !self.framed && !self.priming {
+                } else if (!self.framed || self.unrouted_content()) && !self.priming {
                     // It turns content at its MAX_HEADER-th byte (whole
                     // characters), wherever the deltas were cut; the rest is
                     // read again in the content state (fuzz: the switch point
@@ -754,7 +760,17 @@ impl Engine {
 
     fn apply(&mut self, tr: crate::format::compiled::Trans, marker: &str, out: &mut Delta) {
         let tr = if tr.route { self.route(tr, out) } else { tr };
-        if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && tr.to == self.state {
+        if let Mode::Header(h) = &self.fmt.states[self.state as usize].mode {
+            if h.unrouted_content && tr.to == self.state {
+                // A new header begins: the unrouted one is dropped (Inkling's
+                // second `<|message_model|>`).
+                self.hdr.clear();
+                self.hdr_start = 0;
+            }
+        }
+        if matches!(&self.fmt.states[self.state as usize].mode, Mode::Header(h) if !h.unrouted_content)
+            && tr.to == self.state
+        {
             // Markers inside a header separate its words; a full header
             // takes no more (fuzz: a space past MAX_HEADER made the cut
             // below wrap around and spin).
@@ -826,6 +842,7 @@ impl Engine {
         let fmt = Arc::clone(&self.fmt);
         let Mode::Header(h) = &fmt.states[self.state as usize].mode else { return tr };
         let hdr = std::mem::take(&mut self.hdr);
+        let from = self.hdr_start.min(hdr.len());
         self.framed = true;
         self.hdr_start = 0;
         // Call routes are off unless a tool grammar is composed.
@@ -833,6 +850,9 @@ impl Engine {
         let Some((_, to, call, _)) =
             h.routes.iter().find(|r| (has_tools || !(r.2 || r.3)) && hdr.contains(r.0.as_str()))
         else {
+            if h.unrouted_content {
+                out.push_content(&hdr[from..]);
+            }
             return crate::format::compiled::Trans { route: false, ..tr };
         };
         if *call {
@@ -846,6 +866,11 @@ impl Engine {
             }
         }
         crate::format::compiled::Trans { to: *to, route: false, ..tr }
+    }
+
+    /// The current state is a header that is content when no route takes it.
+    fn unrouted_content(&self) -> bool {
+        matches!(&self.fmt.states[self.state as usize].mode, Mode::Header(h) if h.unrouted_content)
     }
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {

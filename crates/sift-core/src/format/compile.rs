@@ -537,10 +537,16 @@ fn compile_mode(
                         }
                     }
                 }
+                let unrouted_content = match t.unrouted.as_deref() {
+                    None | Some("drop") => false,
+                    Some("content") => true,
+                    Some(other) => return Err(bad(other)),
+                };
                 Mode::Header(Box::new(HeaderCfg {
                     routes,
                     recipient: t.recipient.clone().unwrap_or_else(|| "to=".into()),
                     strip: t.strip.clone().unwrap_or_else(|| vec!["functions.".into()]),
+                    unrouted_content,
                 }))
             }
             "pythonic" => {

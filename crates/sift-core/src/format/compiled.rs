@@ -49,6 +49,9 @@ pub(crate) struct HeaderCfg {
     pub routes: Vec<(String, StateId, bool, bool)>,
     pub recipient: String,
     pub strip: Vec<String>,
+    /// A header no route takes is content (else it is dropped, and only
+    /// output never framed by any header is content).
+    pub unrouted_content: bool,
 }
 
 /// The pythonic calls kernel's settings.

@@ -314,6 +314,12 @@ pub struct ModeTable {
     /// (default `functions.`).
     #[serde(default)]
     pub strip: Option<Vec<String>>,
+    /// `header`: `content` makes a header that no route takes (a `route`
+    /// transition with no matching route, or the end of the output) content
+    /// rather than dropped (Inkling: text after `<|message_model|>` with no
+    /// block marker is content).
+    #[serde(default)]
+    pub unrouted: Option<String>,
     /// `pythonic`: the calls must sit in one `[...]` list.
     #[serde(default)]
     pub bracketed: bool,
