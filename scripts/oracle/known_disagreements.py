@@ -75,6 +75,13 @@ REASONS = [
     (r"^oracle/(granite|olmo3|hunyuan_a13b|k2_horizon)\+[^/]+/(unterminated|thinking-off)(/v\d+)?(\s|$)",
      "deliberate: vLLM's one-shot answer is content when the reasoning end marker never comes (a decision about "
      "the whole output; its stream answers reasoning); Sift streams reasoning (docs/deviations.md)"),
+    (r"^oracle/granite\+granite/call-in-unterminated-reasoning(/v\d+)?(\s|$)",
+     "deliberate: vLLM's one-shot answer is content when the reasoning end marker never comes, so its tool parser "
+     "reads the call written in the thinking (a decision about the whole output; with the end marker later the "
+     "call stays reasoning); Sift streams reasoning, the call's markup in it (docs/deviations.md)"),
+    (r"^oracle/cohere_command[34]\+cohere_command[34]/call-inside-reasoning(/v\d+)?(\s|$)",
+     "deliberate: vLLM's Cohere filter reads an action written inside thinking as a call and drops the thinking "
+     "text after it (it lands in no field); Sift keeps that text, as content after the call (docs/deviations.md)"),
     (r"^oracle/gemma4\+[^/]+/end-only-in-content(/v\d+)?(\s|$)",
      "deliberate: vLLM's one-shot answer reads text before a lone <channel|> as reasoning, a decision streaming "
      "could only copy by holding all content; Sift answers content (docs/deviations.md)"),
