@@ -29,7 +29,8 @@ OUT = os.path.join(ROOT, "crates", "sift-conformance", "tests", "known-disagreem
 # that behaves so): under `tool_choice: "none"` it parses the calls and drops them.
 _NONE_DROPS = "|".join(re.escape(p) for p in [
     "cohere_command3+cohere_command3", "cohere_command4+cohere_command4", "deepseek_v4+deepseek_v4",
-    "deepseek_v41+deepseek_v41", "gemma4+gemma4", "glm45+glm45", "glm47+glm47", "kimi_k2+kimi_k2",
+    "deepseek_v41+deepseek_v41", "gemma4+gemma4", "glm45+glm45", "granite_thinking_parser+granite_toolcall_parser",
+    "inkling+inkling", "glm47+glm47", "kimi_k2+kimi_k2",
     "kimi_k3+kimi_k3", "ling3+ling3", "mimo+mimo", "minimax_m2+minimax_m2", "mistral+mistral",
     "none+glm45", "none+glm47", "none+granite_toolcall_parser", "none+ling3", "none+mimo", "none+qwen3_coder",
     "none+qwen3_xml", "none+ripple", "none+step3p5", "none+step5", "plamo3+plamo3", "qwen3+qwen3_coder",
