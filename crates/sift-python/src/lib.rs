@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 mod factory;
 mod parser;
 mod types;
+mod vllm;
 
 pyo3::create_exception!(
     _sift,
@@ -63,5 +64,7 @@ fn _sift(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::ToolCallDelta>()?;
     m.add_class::<types::Message>()?;
     m.add_class::<types::ToolCall>()?;
+    m.add_class::<vllm::DeltaModels>()?;
+    m.add_class::<vllm::VllmStream>()?;
     Ok(())
 }
