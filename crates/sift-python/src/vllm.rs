@@ -20,6 +20,7 @@
 //! `validated`; the plugin checks the two agree at import.
 
 use crate::parser::{Parser, DETACH_BYTES};
+use crate::types::Delta;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyType};
@@ -103,6 +104,26 @@ impl DeltaModels {
     #[getter]
     fn validated(&self) -> bool {
         self.validated
+    }
+
+    /// A `sift.Delta` as a `DeltaMessage` (`None` when it carries nothing):
+    /// what a stream returns for it, without parsing (the benchmark's floor
+    /// of a plugin that builds its models natively).
+    fn build<'py>(&self, py: Python<'py>, delta: PyRef<'py, Delta>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut d = sift_core::Delta::default();
+        d.reasoning = delta.reasoning.clone().unwrap_or_default();
+        d.content = delta.content.clone().unwrap_or_default();
+        d.tool_calls = delta
+            .tool_calls
+            .iter()
+            .map(|c| sift_core::ToolCallDelta {
+                index: c.index,
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect();
+        self.message(py, &d)
     }
 }
 
