@@ -21,6 +21,11 @@ With ``SIFT_OVERRIDE=1`` in the environment, or with the second plugin module
 ``sift.vllm_override``, the same classes also take vLLM's own names
 (``--reasoning-parser qwen3`` then runs Sift).
 
+Per delta the work is one native call (``sift._sift.VllmStream``): the id
+filter, Sift's push, and vLLM's ``DeltaMessage`` built without pydantic's
+validation (checked equal to validated construction at import; validated
+construction serves where they differ).
+
 The answers are Sift's (see the repository's ``docs/deviations.md``);
 ``SIFT_VLLM_TEXT_LOSS=1`` asks for vLLM's answer where it drops text.
 ``adjust_request`` sets ``skip_special_tokens`` by Sift's rule for the pair
