@@ -11,6 +11,9 @@
 #   1. against Sift's own answers (`sift parse --jsonl`): must agree on 100%,
 #      the unified parser on both corpora, the split classes on the shared one;
 #   2. against vLLM's labels: must agree at least as often as Sift does.
+# First, the DeltaMessages the plugin builds without validation against
+# validated ones, as objects and as the serving layer serialises them
+# (crates/sift-python/tests/vllm/models.py, over the shared corpus).
 #   SIFT_PY_CACHE      build venv, wheel, test venv, answers (default ~/.cache/sift/py)
 #   SIFT_ORACLE_PY     the oracle venv's python (default: what install.sh prints)
 #   SIFT_BIN           the `sift` binary (default: built here, release)
@@ -62,6 +65,8 @@ for line in sys.stdin:
     corpora+=(oracle)
 fi
 status=0
+echo "== models: the plugin's unvalidated DeltaMessages against validated construction"
+"$venv/bin/python" -W ignore "$repo/crates/sift-python/tests/vllm/models.py" "$out/shared.jsonl" || status=1
 for c in "${corpora[@]}"; do
     "$SIFT_BIN" parse --jsonl "$out/$c.jsonl" > "$out/$c.sift.jsonl"
     # The corpus with Sift's own answers as the expected messages.

@@ -4,7 +4,9 @@
 //! per request over a [`sift_core::ParserFactory`] that is compiled once per
 //! parser pair (and bound once per vocabulary) and shared by every Python
 //! parser of that pair (`factory.rs`); the result types (`types.rs`); the
-//! registry's names and template detection. Parsing rules live in the core.
+//! registry's names and template detection; the `sift.vllm` plugin's
+//! per-delta path, vLLM's models built natively (`vllm.rs`). Parsing rules
+//! live in the core.
 //!
 //! Invariants: model output never raises (it becomes content, as in the
 //! core); only misuse does (an unknown parser name, an unreadable tokenizer,
@@ -17,6 +19,7 @@ use pyo3::prelude::*;
 mod factory;
 mod parser;
 mod types;
+mod vllm;
 
 pyo3::create_exception!(
     _sift,
@@ -63,5 +66,7 @@ fn _sift(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::ToolCallDelta>()?;
     m.add_class::<types::Message>()?;
     m.add_class::<types::ToolCall>()?;
+    m.add_class::<vllm::DeltaModels>()?;
+    m.add_class::<vllm::VllmStream>()?;
     Ok(())
 }

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Deltas at least this long are parsed with the GIL released.
-const DETACH_BYTES: usize = 4096;
+pub(crate) const DETACH_BYTES: usize = 4096;
 
 fn err(msg: impl Into<String>) -> PyErr {
     SiftError::new_err(msg.into())
@@ -45,7 +45,7 @@ fn to_json(py: Python<'_>, what: &str, v: &Bound<'_, PyAny>) -> PyResult<Value> 
 /// One request's parser (see the module docs).
 #[pyclass(module = "sift")]
 pub struct Parser {
-    inner: sift_core::Parser,
+    pub(crate) inner: sift_core::Parser,
     factory: ParserFactory,
     tools_declared: bool,
     choice_none: bool,

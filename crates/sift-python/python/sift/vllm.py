@@ -21,6 +21,11 @@ With ``SIFT_OVERRIDE=1`` in the environment, or with the second plugin module
 ``sift.vllm_override``, the same classes also take vLLM's own names
 (``--reasoning-parser qwen3`` then runs Sift).
 
+Per delta the work is one native call (``sift._sift.VllmStream``): the id
+filter, Sift's push, and vLLM's ``DeltaMessage`` built without pydantic's
+validation (checked equal to validated construction at import; validated
+construction serves where they differ).
+
 The answers are Sift's (see the repository's ``docs/deviations.md``);
 ``SIFT_VLLM_TEXT_LOSS=1`` asks for vLLM's answer where it drops text.
 ``adjust_request`` sets ``skip_special_tokens`` by Sift's rule for the pair
@@ -48,6 +53,7 @@ from vllm.reasoning import ReasoningParser, ReasoningParserManager
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
 import sift
+from sift._sift import DeltaModels as _DeltaModels, VllmStream as _VllmStream
 
 __all__ = ["SiftParser", "SiftReasoningParser", "SiftToolParser", "register"]
 
@@ -111,95 +117,39 @@ def _ids(ids: Optional[Sequence[int]], text: str, special: dict) -> Optional[lis
     return [i for i in ids if i not in special or special[i] in text]
 
 
-def _maker(cls):
-    """A builder of `cls` instances without pydantic's validation, the way
-    `model_construct` builds them (fields, fields set, extra, private) but
-    without its generic overhead: building the DeltaMessage is most of the
-    plugin's per-delta cost, and Sift's values are valid by construction.
-    `_fast_models_agree` checks it against validated construction at import;
-    where they differ (another pydantic or vLLM), validated construction serves."""
-    fields = cls.model_fields
-    factories = {n: f.default_factory for n, f in fields.items() if f.default_factory is not None}
-    defaults = {n: (None if f.default_factory is not None else f.default) for n, f in fields.items()}
-    extra = cls.model_config.get("extra") == "allow"
-    new, setattr_ = cls.__new__, object.__setattr__
+def _stream_models():
+    """vLLM's delta models as the native stream builds them: unvalidated
+    (pydantic's ``model_construct`` way, several times cheaper per delta)
+    when that gives objects equal to validated construction for the shapes
+    a stream returns (a message with reasoning, content and a call's first
+    fragment; an arguments-only fragment), compared as objects and as
+    vLLM's serving layer serialises them; else validated (another pydantic
+    or vLLM)."""
+    fast = _DeltaModels(DeltaMessage, DeltaToolCall, DeltaFunctionCall)
+    slow = _DeltaModels(DeltaMessage, DeltaToolCall, DeltaFunctionCall, validated=True)
+    tools = [{"type": "function", "function": {"name": "n", "parameters": {"type": "object"}}}]
+    deltas = ('r</think>c<tool_call>\n{"name": "n", "arguments": {"a": ', '1}}\n</tool_call>')
 
-    def make(**values):
-        m = new(cls)
-        d = dict(defaults)
-        for n, f in factories.items():
-            d[n] = f()
-        d.update(values)
-        setattr_(m, "__dict__", d)
-        setattr_(m, "__pydantic_fields_set__", set(values))
-        setattr_(m, "__pydantic_extra__", {} if extra else None)
-        setattr_(m, "__pydantic_private__", None)
-        return m
+    def run(models):
+        s = _VllmStream(models, lambda request, prompt: sift.Parser("qwen3", "hermes", tools=tools, id_seed=1))
+        return [s.push(deltas[0]), s.push(deltas[1]), s.finish()]
 
-    return make
-
-
-def _fast_models_agree(msg, call, fn) -> bool:
     try:
-        for a, b in (
-            (msg(reasoning="r"), DeltaMessage(reasoning="r")),
-            (msg(content="c", tool_calls=[call(index=0, id="i", type="function", function=fn(name="n", arguments="{}"))]),
-             DeltaMessage(content="c", tool_calls=[DeltaToolCall(index=0, id="i", type="function",
-                                                                 function=DeltaFunctionCall(name="n", arguments="{}"))])),
-        ):
-            if a != b or a.model_dump_json(exclude_unset=True) != b.model_dump_json(exclude_unset=True) \
-                    or a.model_dump(exclude_none=True) != b.model_dump(exclude_none=True):
-                return False
-        return True
+        for a, b in zip(run(fast), run(slow)):
+            if (a is None) != (b is None):
+                return slow
+            if a is not None and (
+                a != b
+                or a.model_dump_json(exclude_unset=True) != b.model_dump_json(exclude_unset=True)
+                or a.model_dump(exclude_none=True) != b.model_dump(exclude_none=True)
+            ):
+                return slow
+        return fast
     except Exception:
-        return False
+        return slow
 
 
-_Msg, _Call, _Fn = _maker(DeltaMessage), _maker(DeltaToolCall), _maker(DeltaFunctionCall)
-if not _fast_models_agree(_Msg, _Call, _Fn):
-    _Msg, _Call, _Fn = DeltaMessage, DeltaToolCall, DeltaFunctionCall
-
-
-def _delta_message(*deltas: sift.Delta) -> Optional[DeltaMessage]:
-    """Sift deltas as one vLLM DeltaMessage (None when empty); fragments of one call merge."""
-    if len(deltas) == 1:
-        # The common case: one delta, one kind of part.
-        d = deltas[0]
-        if not d.tool_calls:
-            r, c = d.reasoning, d.content
-            if r is None and c is None:
-                return None
-            if c is None:
-                return _Msg(reasoning=r)
-            if r is None:
-                return _Msg(content=c)
-            return _Msg(reasoning=r, content=c)
-    reasoning, content, calls = "", "", []
-    for d in deltas:
-        reasoning += d.reasoning or ""
-        content += d.content or ""
-        for c in d.tool_calls:
-            if calls and calls[-1].index == c.index:
-                calls[-1].function.arguments += c.arguments
-                continue
-            calls.append(
-                _Call(
-                    index=c.index,
-                    id=c.id,
-                    type="function" if c.id else None,
-                    function=_Fn(name=c.name, arguments=c.arguments),
-                )
-            )
-    if not (reasoning or content or calls):
-        return None
-    kw = {}
-    if reasoning:
-        kw["reasoning"] = reasoning
-    if content:
-        kw["content"] = content
-    if calls:
-        kw["tool_calls"] = calls
-    return _Msg(**kw)
+_MODELS = _stream_models()
 
 
 def _count_reasoning(ids: Sequence[int], marks, inside: bool) -> int:
@@ -242,7 +192,16 @@ class _SiftBase:
                 pass
         self._init = init or None
         self._prompt: Optional[str] = None
-        self._stream: Optional[sift.Parser] = None
+        # The per-delta path is native (`VllmStream`): it makes the request's
+        # Sift parser on the first delta by `_start`, filters ids, pushes and
+        # builds vLLM's DeltaMessage in one call.
+        self._stream = _VllmStream(_MODELS, self._start, self._special)
+
+    def _start(self, request, prompt_token_ids) -> sift.Parser:
+        """The streaming parser, made on the first delta (vLLM passes the request and the prompt there)."""
+        if prompt_token_ids is not None:
+            self._set_prompt(prompt_token_ids)
+        return self._new(request)
 
     def _new(self, request=None, ids_known: bool = True) -> sift.Parser:
         """A Sift parser for the request. Bound to the vocabulary only when
@@ -342,7 +301,7 @@ class SiftReasoningParser(_SiftBase, ReasoningParser):
         return _count_reasoning(token_ids, self._marks(), inside)
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
-        return self._stream is not None and self._stream.state != "reasoning"
+        return self._stream.state not in (None, "reasoning")
 
     def extract_reasoning(self, model_output: str, request) -> tuple[Optional[str], Optional[str]]:
         m = self._new(request, ids_known=False).parse(model_output)
@@ -357,14 +316,11 @@ class SiftReasoningParser(_SiftBase, ReasoningParser):
         current_token_ids: Sequence[int],
         delta_token_ids: Sequence[int],
     ) -> Optional[DeltaMessage]:
-        if self._stream is None:
-            self._stream = self._new()
-        return _delta_message(self._stream.push(delta_text, _ids(delta_token_ids, delta_text, self._special)))
+        # A reasoning parser's streaming ignores the request, as vLLM's does.
+        return self._stream.push(delta_text, delta_token_ids)
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
-        if self._stream is None:
-            self._stream = self._new()
-        return _delta_message(self._stream.finish())
+        return self._stream.finish()
 
 
 class SiftToolParser(_SiftBase, ToolParser):
@@ -394,14 +350,10 @@ class SiftToolParser(_SiftBase, ToolParser):
         delta_token_ids: Sequence[int],
         request,
     ) -> Optional[DeltaMessage]:
-        if self._stream is None:
-            self._stream = self._new(request)
-        return _delta_message(self._stream.push(delta_text, _ids(delta_token_ids, delta_text, self._special)))
+        return self._stream.push(delta_text, delta_token_ids, request)
 
     def finish_streaming(self) -> Optional[DeltaMessage]:
-        if self._stream is None:
-            self._stream = self._new()
-        return _delta_message(self._stream.finish())
+        return self._stream.finish()
 
 
 class SiftParser(_SiftBase, _VllmParser):
@@ -417,7 +369,7 @@ class SiftParser(_SiftBase, _VllmParser):
         self._reasoning_parser = None
         self._tool_parser = None
         self._sift_init(tokenizer, kwargs)
-        self._prompt_seen = False
+        self._step = self._stream.step
 
     def adjust_request(self, request):
         if self.sift_tool is not None:
@@ -444,15 +396,10 @@ class SiftParser(_SiftBase, _VllmParser):
         return m.reasoning, m.content, calls
 
     def parse_delta(self, delta_text: str, delta_token_ids: list[int], request, prompt_token_ids=None, *, finished: bool):
-        if not self._prompt_seen and prompt_token_ids is not None:
-            self._prompt_seen = True
-            self._set_prompt(prompt_token_ids)
-        if self._stream is None:
-            self._stream = self._new(request)
-        d = self._stream.push(delta_text, _ids(delta_token_ids, delta_text, self._special))
-        if finished:
-            return _delta_message(d, self._stream.finish())
-        return _delta_message(d)
+        # Called once per engine step: everything happens in the one native
+        # call (arguments in order: pyo3's keyword matching costs more than
+        # this frame).
+        return self._step(delta_text, delta_token_ids, request, prompt_token_ids, finished)
 
 
 def _classes(override: bool):
