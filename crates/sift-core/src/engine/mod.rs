@@ -289,7 +289,9 @@ impl Engine {
                 self.apply(tr, "", out);
             }
         }
-        // A group still held at the end never closed: it is content.
+        // A bare group ending where it opened, between calls, stands; any
+        // other group still held at the end never closed: it is content.
+        self.hold_release_bare();
         self.hold_finish(out);
         if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && !self.framed {
             // Output with no framing at all is content, as vLLM reads it.
@@ -849,6 +851,7 @@ impl Engine {
     }
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {
+        self.hold_enter(s);
         let fmt = Arc::clone(&self.fmt);
         if self.section.is_some()
             && self.call.is_none()
