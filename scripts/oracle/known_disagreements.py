@@ -75,6 +75,23 @@ REASONS = [
     (r"^oracle/(muse|muse_glimmer|musespark)\+[^/]+/prompt-opens(/v\d+)?(\s|$)",
      "deliberate: vLLM ignores the to=self message the prompt opened, and its text before <|eom|> reaches no "
      "field; Sift reads the prompt and keeps that text as reasoning (docs/deviations.md)"),
+    (r"^oracle/(none|openai_gptoss)\+openai/(no-tools|tool-choice-none)(\s|$)",
+     "deliberate: vLLM's harmony parser reads the call message from token ids and drops it under tool_choice none "
+     "(a request without tools is none), its arguments in no field; Sift keeps the message body as content "
+     "(vllm_text_loss does not reproduce this for harmony) (docs/deviations.md)"),
+    (r"^oracle/openai_gptoss\+[^/]+/prompt-opens(/v\d+)?(\s|$)",
+     "deliberate: vLLM's harmony parser starts the output at a message header and never reads the message the "
+     "prompt opened: the body before <|end|> fails token by token and its answer is empty, every field lost; Sift "
+     "reads the prompt's open analysis message, so that body is reasoning (docs/deviations.md)"),
+    (r"^oracle/(none|openai_gptoss)\+openai/(text-before|text-before-after|text-between)(\s|$)",
+     "deliberate: text outside a harmony message (before a header, or a header without <|start|> after a call): "
+     "vLLM's harmony parser raises on each such token and skips it, and what it then cannot place is lost with it "
+     "(its answer keeps at most the first call); Sift keeps the text and reads every message (docs/deviations.md)"),
+    (r"^oracle/(none|openai_gptoss)\+(openai|none)/(truncated-at-\d+|end-only-in-content(/v\d+)?|plain|"
+     r"tool-choice-none-plain)(\s|$)",
+     "vLLM's harmony parser, ending inside a message header (or with no header at all), answers the unfinished "
+     "message's raw tokens as content, special tokens spelled out and its stop token <|return|> appended; Sift reads "
+     "headers as markup and text without framing as content, and writes no stop token (docs/deviations.md)"),
     (r"^oracle/hunyuan_a13b\+[^/]+/(end-only-in-content|text-before)(/v\d+)?(\s|$)",
      "deliberate: vLLM's Hunyuan-A13B reasoning parser ends the answer at the first '\\n</answer>' and drops the "
      "text after it, a call written there included (its tool parser never sees it), in no field; Sift keeps it "
