@@ -144,6 +144,18 @@ def _pythonic(calls):
     return "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={py(v)}" for k, v in a.items()) + ")" for n, a in calls) + "]"
 
 
+def _k2_horizon(calls):
+    """K2 Horizon's template default (`tool_call_format` xml): the request
+    leaves that kwarg unset, so vLLM's parser expects this, not the JSON form."""
+    out = ["<ifm|tool_calls>"]
+    for n, a in calls:
+        out.append(f"<ifm|tool_call>{n}")
+        out += [f"<ifm|arg_key>{k}</ifm|arg_key>\n<ifm|arg_value>{sval(v)}</ifm|arg_value>" for k, v in a.items()]
+        out.append("</ifm|tool_call>")
+    out.append("</ifm|tool_calls>")
+    return "\n".join(out)
+
+
 def _minimax_m2(calls):
     out = ["<minimax:tool_call>"]
     for n, a in calls:
@@ -314,7 +326,7 @@ TOOLS = {
     "minimax_m2": T(_minimax_m2, ["<minimax:tool_call>", "</minimax:tool_call>"], "</parameter>"),
     "minimax_m3": T(_minimax_m3, ["]<]minimax[>["], "]<]minimax[>["),
     "step3": T(_step3, ["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>"], "</steptml:parameter>"),
-    "k2_horizon": T(lambda cs: "<ifm|tool_calls>" + "".join(f"<ifm|tool_call>{j({'name': n, 'arguments': a})}</ifm|tool_call>" for n, a in cs) + "</ifm|tool_calls>", K2_HORIZON_SPECIALS, "</ifm|tool_call>"),
+    "k2_horizon": T(_k2_horizon, K2_HORIZON_SPECIALS, "</ifm|arg_value>"),
     "cohere_command3": T(_cohere, ["<|START_ACTION|>", "<|END_ACTION|>"], "<|END_ACTION|>"),
     "cohere_command4": T(_cohere, ["<|START_ACTION|>", "<|END_ACTION|>"], "<|END_ACTION|>"),
     "inkling": T(lambda cs: "<|message_model|>".join(f"<|content_invoke_tool_json|>{j({'name': n, 'args': a})}<|end_message|>" for n, a in cs), ["<|message_model|>", "<|content_text|>", "<|content_thinking|>", "<|content_invoke_tool_json|>", "<|end_message|>"], "<|end_message|>"),
