@@ -144,6 +144,18 @@ def _pythonic(calls):
     return "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={py(v)}" for k, v in a.items()) + ")" for n, a in calls) + "]"
 
 
+def _k2_horizon(calls):
+    """K2 Horizon's template default (`tool_call_format` xml): the request
+    leaves that kwarg unset, so vLLM's parser expects this, not the JSON form."""
+    out = ["<ifm|tool_calls>"]
+    for n, a in calls:
+        out.append(f"<ifm|tool_call>{n}")
+        out += [f"<ifm|arg_key>{k}</ifm|arg_key>\n<ifm|arg_value>{sval(v)}</ifm|arg_value>" for k, v in a.items()]
+        out.append("</ifm|tool_call>")
+    out.append("</ifm|tool_calls>")
+    return "\n".join(out)
+
+
 def _minimax_m2(calls):
     out = ["<minimax:tool_call>"]
     for n, a in calls:
@@ -239,6 +251,29 @@ DSML = ["<｜DSML｜"]
 # inherit V3.2's encoding.
 TOKEN_SPELLING = {"<｜DSML｜": "｜DSML｜", "</｜DSML｜": "｜DSML｜"}
 
+# Families whose markers are plain text or non-special added tokens, so
+# `skip_special_tokens` leaves them in the text vLLM's parsers read.
+# Hunyuan A13B: its tokenizer (`tokenization_hy.py`, tiktoken) has only
+# `<|endoftext|>`, `<|startoftext|>`, `<|bos|>`, `<|eos|>`, `<|pad|>` and
+# `<|extra_0..204|>` as special tokens; `<think>`, `<answer>`, `<tool_calls>`
+# are ordinary BPE text (vLLM's own parser docstring spells `<think>\n` as
+# ids [14023, 771, 397]). K2 Horizon: its tokenizer.json pins `<ifm|think>`
+# (250029) and `</ifm|think>` (250030) as added tokens with `special: false`
+# (20 of its 626 added tokens are not special: the protocol markers), and
+# vLLM's k2_horizon parsers read every marker from text without turning
+# skipping off, which only works if none is special.
+K2_HORIZON_SPECIALS = []
+HUNYUAN_A13B_SPECIALS = []
+
+# Markers that are single added tokens of the model's vocabulary but not
+# special (never skipped), by parser name; the spec adds them as non-special
+# tokens (`added_tokens`), so vLLM's parsers that look their ids up (K2
+# Horizon's reasoning parser requires its think markers in the vocabulary)
+# find them, and they stream as one token each, as with the real model.
+K2_HORIZON_MARKERS = [f"<{c}ifm|{m}>" for m in ("think", "think_fast", "think_faster", "tool_calls", "tool_call",
+                                                "arg_key", "arg_type", "arg_value") for c in ("", "/")]
+PLAIN_TOKENS = {"k2_horizon": K2_HORIZON_MARKERS}
+
 TOOLS = {
     "hermes": T(_json_tag("<tool_call>", "</tool_call>"), QWEN_TOOL, "</tool_call>"),
     "qwen3_json": T(_json_tag("<tool_call>", "</tool_call>"), QWEN_TOOL, "</tool_call>"),
@@ -270,7 +305,7 @@ TOOLS = {
     "hy_v3": T(_hy("<tool_sep>"), ["<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<tool_sep>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"], "</arg_value>"),
     "hy_v4": T(_hy(""), ["<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"], "</arg_value>"),
     "jamba": T(lambda cs: "<tool_calls>" + j([{"name": n, "arguments": a} for n, a in cs]) + "</tool_calls>", ["<tool_calls>", "</tool_calls>"], "</tool_calls>"),
-    "hunyuan_a13b": T(lambda cs: "<tool_calls>" + j([{"name": n, "arguments": a} for n, a in cs]) + "</tool_calls>", ["<tool_calls>", "</tool_calls>"], "</tool_calls>"),
+    "hunyuan_a13b": T(lambda cs: "<tool_calls>" + j([{"name": n, "arguments": a} for n, a in cs]) + "</tool_calls>", HUNYUAN_A13B_SPECIALS, "</tool_calls>"),
     "mistral": T(lambda cs: "".join(f"[TOOL_CALLS]{n}[ARGS]{j(a)}" for n, a in cs), ["[TOOL_CALLS]", "[ARGS]"], "[TOOL_CALLS]"),
     "llama3_json": T(lambda cs: "; ".join(j({"name": n, "parameters": a}) for n, a in cs), ["<|python_tag|>"], "}"),
     "llama4_json": T(lambda cs: "; ".join(j({"name": n, "parameters": a}) for n, a in cs), ["<|python_start|>", "<|python_end|>"], "}"),
@@ -291,7 +326,7 @@ TOOLS = {
     "minimax_m2": T(_minimax_m2, ["<minimax:tool_call>", "</minimax:tool_call>"], "</parameter>"),
     "minimax_m3": T(_minimax_m3, ["]<]minimax[>["], "]<]minimax[>["),
     "step3": T(_step3, ["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>"], "</steptml:parameter>"),
-    "k2_horizon": T(lambda cs: "<ifm|tool_calls>" + "".join(f"<ifm|tool_call>{j({'name': n, 'arguments': a})}</ifm|tool_call>" for n, a in cs) + "</ifm|tool_calls>", ["<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>", "</ifm|tool_call>"], "</ifm|tool_call>"),
+    "k2_horizon": T(_k2_horizon, K2_HORIZON_SPECIALS, "</ifm|arg_value>"),
     "cohere_command3": T(_cohere, ["<|START_ACTION|>", "<|END_ACTION|>"], "<|END_ACTION|>"),
     "cohere_command4": T(_cohere, ["<|START_ACTION|>", "<|END_ACTION|>"], "<|END_ACTION|>"),
     "inkling": T(lambda cs: "<|message_model|>".join(f"<|content_invoke_tool_json|>{j({'name': n, 'args': a})}<|end_message|>" for n, a in cs), ["<|message_model|>", "<|content_text|>", "<|content_thinking|>", "<|content_invoke_tool_json|>", "<|end_message|>"], "<|end_message|>"),
@@ -343,8 +378,8 @@ REASONING = {
     "step3": R("<think>\n", "\n</think>\n", "<|BOT|>assistant\n", prompt_opens=True),
     "granite": R("Here is my thought process:", "Here is my response:", "<|start_of_role|>assistant<|end_of_role|>", think_kw="thinking", specials=[]),
     "granite_thinking_parser": R("<think>", "</think>", IM),
-    "hunyuan_a13b": R("<think>\n", "\n</think>\n<answer>\n", "<|extra_0|>", specials=["<think>", "</think>", "<answer>", "</answer>"], content_close="\n</answer>"),
-    "k2_horizon": R("<ifm|think>", "</ifm|think>", "<ifm|assistant>"),
+    "hunyuan_a13b": R("<think>\n", "\n</think>\n<answer>\n", "<|extra_0|>", specials=HUNYUAN_A13B_SPECIALS, content_close="\n</answer>"),
+    "k2_horizon": R("<ifm|think>", "</ifm|think>", "<ifm|assistant>", specials=K2_HORIZON_SPECIALS),
     "minicpmv": R("<think>\n", "\n</think>\n\n", IM),
     "nemotron_v3": R("<think>\n", "\n</think>\n", IM, prompt_opens=True),
     "olmo3": R("<think>", "</think>", IM),

@@ -80,13 +80,22 @@ def tokenizer_for(r, t):
         # A marker the base vocabulary already has keeps its id and its special flag.
         if s and s not in specials and base_vocab.token_to_id(s) is None:
             specials.append(s)
+    # Markers that are single non-special tokens of the real vocabulary
+    # (never skipped); added before the special ones, so ids follow that order.
+    plain = []
+    for s in (fam.PLAIN_TOKENS.get(r, []) if r else []) + (fam.PLAIN_TOKENS.get(t, []) if t else []):
+        if s not in plain and s not in specials and base_vocab.token_to_id(s) is None:
+            plain.append(s)
     spec = {"base": BASE, "special_tokens": specials}
+    if plain:
+        spec["added_tokens"] = plain
     key = json.dumps(spec, sort_keys=True, ensure_ascii=False)
     if key not in _TOK:
         d = os.path.join(CACHE, "tokenizers", hashlib.sha256(key.encode()).hexdigest()[:16])
         if not os.path.exists(os.path.join(d, "tokenizer.json")):
             os.makedirs(d, exist_ok=True)
             tk = Tokenizer.from_file(os.path.join(ASSETS, BASE, "tokenizer.json"))
+            tk.add_tokens([AddedToken(s, special=False, normalized=False) for s in plain])
             tk.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
             tk.save(os.path.join(d, "tokenizer.json"))
             cfg = json.load(open(os.path.join(ASSETS, BASE, "tokenizer_config.json"), encoding="utf-8"))

@@ -12,6 +12,12 @@
 //! raw text is emitted as content, its calls are forgotten, and the output
 //! continues in the state the `hold` named (or the `fail` transition's).
 //!
+//! A state with `hold` opens a bare group when entered (no marker: OLMo 3's
+//! call lines, which vLLM reads only when they are all the output holds).
+//! It is released when the output ends in that state with no call open, and
+//! fails when the state is left (the output continues in the state entered)
+//! or the output ends inside a call.
+//!
 //! Invariants: the lexer stops at every hold toggle, so each run of bytes
 //! goes wholly to the buffer or wholly to the caller, and the raw text is
 //! exactly the bytes consumed while held: emitted as content on failure it
@@ -42,6 +48,8 @@ pub(super) struct Hold {
     /// The call index the group started at.
     first_index: usize,
     end: End,
+    /// The state that opened a bare group (`hold` on a state), if it is one.
+    opener: Option<StateId>,
 }
 
 impl Engine {
@@ -97,9 +105,45 @@ impl Engine {
         }
         let mut raw = String::new();
         raw.push_str(marker);
-        self.hold =
-            Some(Hold { buf: Delta::default(), raw, fail_to, first_index: self.next_index, end: End::Open });
+        self.hold = Some(Hold {
+            buf: Delta::default(),
+            raw,
+            fail_to,
+            first_index: self.next_index,
+            end: End::Open,
+            opener: None,
+        });
         self.hold_toggled = true;
+    }
+
+    /// Entering state `s`: a state with `hold` opens a bare group; leaving
+    /// the state that opened one fails it, the output continuing in `s`.
+    pub(super) fn hold_enter(&mut self, s: StateId) {
+        if let Some(h) = &self.hold {
+            if h.opener.is_some_and(|o| o != s) {
+                self.hold_fail(Some(s));
+            }
+            return;
+        }
+        if self.priming {
+            return;
+        }
+        if let Some(fail_to) = self.fmt.states[s as usize].hold {
+            self.hold_open(fail_to, "");
+            if let Some(h) = &mut self.hold {
+                h.opener = Some(s);
+            }
+        }
+    }
+
+    /// The end of the output in the state that opened a bare group, with
+    /// no call open: the group's calls stand.
+    pub(super) fn hold_release_bare(&mut self) {
+        let ends_here =
+            self.hold.as_ref().is_some_and(|h| h.opener == Some(self.state) && h.end == End::Open);
+        if ends_here && self.call.is_none() {
+            self.hold_release();
+        }
     }
 
     /// A `release` transition.

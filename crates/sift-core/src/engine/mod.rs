@@ -289,7 +289,9 @@ impl Engine {
                 self.apply(tr, "", out);
             }
         }
-        // A group still held at the end never closed: it is content.
+        // A bare group ending where it opened, between calls, stands; any
+        // other group still held at the end never closed: it is content.
+        self.hold_release_bare();
         self.hold_finish(out);
         if let Mode::Header(h) = &self.fmt.states[self.state as usize].mode {
             if h.unrouted_content {
@@ -874,6 +876,7 @@ impl Engine {
     }
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {
+        self.hold_enter(s);
         let fmt = Arc::clone(&self.fmt);
         if self.section.is_some()
             && self.call.is_none()

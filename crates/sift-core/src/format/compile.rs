@@ -24,6 +24,8 @@ struct Builder {
     thens: HashMap<String, String>,
     /// State → its `join` text.
     joins: HashMap<String, String>,
+    /// State → the state its bare held group fails to (`hold`).
+    holds: HashMap<String, String>,
 }
 
 fn table(t: &TransitionSpec) -> TransitionTable {
@@ -100,6 +102,9 @@ impl Builder {
             if let Some(j) = &st.join {
                 self.joins.insert(own.clone(), j.clone());
             }
+            if let Some(h) = &st.hold {
+                self.holds.insert(own.clone(), rename(h));
+            }
             for (tname, tr) in &st.on {
                 let t = self.term(g, spec, tname)?;
                 let mut tt = table(tr);
@@ -157,6 +162,7 @@ fn content_spec() -> FormatSpec {
             then: None,
             join: None,
             calls: false,
+            hold: None,
         },
     );
     FormatSpec {
@@ -219,6 +225,7 @@ pub fn compile_entry(
         drops: vec![],
         thens: HashMap::new(),
         joins: HashMap::new(),
+        holds: HashMap::new(),
     };
     b.add_terminals(0, r)?;
     if let Some(t) = tools {
@@ -363,7 +370,11 @@ pub fn compile_entry(
             None => None,
         };
         let join = b.joins.get(sname).cloned();
-        states.push(State { name: sname.clone(), mode, spellings, needle, then, join });
+        let hold = match b.holds.get(sname) {
+            Some(h) => Some(b.state(&spec.name, h)?),
+            None => None,
+        };
+        states.push(State { name: sname.clone(), mode, spellings, needle, then, join, hold });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
@@ -653,6 +664,7 @@ fn check_reachable(f: &Format, roots: &[StateId]) -> Result<(), FormatError> {
         stack.extend(st.spellings.iter().map(|x| x.2.to));
         stack.extend(st.spellings.iter().filter_map(|x| x.2.hold));
         stack.extend(st.then);
+        stack.extend(st.hold);
         if let Mode::Envelope(e) = &st.mode {
             stack.push(e.done);
             stack.push(e.fail);

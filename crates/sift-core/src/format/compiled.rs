@@ -168,6 +168,8 @@ pub(crate) struct State {
     pub then: Option<StateId>,
     /// Written to the reasoning on entry once reasoning was written.
     pub join: Option<String>,
+    /// Entering opens a bare held group failing to this state (`hold`).
+    pub hold: Option<StateId>,
 }
 
 impl State {

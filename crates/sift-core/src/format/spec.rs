@@ -262,6 +262,14 @@ pub struct StateSpec {
     /// text while calls are still parsed).
     #[serde(default)]
     pub calls: bool,
+    /// Entering this state opens a held group without a marker (OLMo 3's
+    /// bare call lines, which vLLM reads only when they are the whole
+    /// output): it is released when the output ends in this state with no
+    /// call open, and fails (its text is content) when the state is left or
+    /// the output ends inside a call. The value names where the output
+    /// continues if it fails at the end.
+    #[serde(default)]
+    pub hold: Option<String>,
 }
 
 /// What plain text becomes.
