@@ -333,7 +333,12 @@ impl Stream for BodyStream {
             if let Some(conn) = &mut this.conn {
                 conn.drive(cx);
             }
-            match Pin::new(&mut this.body).poll_frame(cx) {
+            // The body is polled with a waker that does nothing: only `drive`
+            // (just above, in this same poll) puts bytes into it, and `drive`
+            // registered the real waker with the socket and the body's
+            // channel, so the body's own wake-up would only poll this task a
+            // second time per chunk, for nothing.
+            match Pin::new(&mut this.body).poll_frame(&mut Context::from_waker(Waker::noop())) {
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) if !data.is_empty() => {
                         this.last = Instant::now();
