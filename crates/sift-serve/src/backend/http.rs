@@ -3,28 +3,32 @@
 //!
 //! Owns each protocol's request body and the reading of its stream into
 //! [`Chunk`]s. The gateway always streams from the backend, also for a
-//! client that does not stream, so there is one reading path.
+//! client that does not stream, so there is one reading path. The
+//! connection is [`super::conn`]'s, polled by whoever reads the chunks.
 //!
 //! Invariants: the backend's key is sent as a bearer token and never
 //! logged or echoed; a status error carries the backend's own message; a
 //! stream that closes before its end marker (`[DONE]`, every choice
 //! finished, or llama.cpp's `stop: true`) ends in [`BackendError::Dropped`].
 
+use super::conn::{BodyStream, Client};
 use super::sse::Frames;
 use super::wire::{self, Bad};
 use super::{BackendError, Chunk, ChunkStream, GenRequest};
 use crate::config::BackendKind;
-use futures_util::StreamExt;
+use futures_util::Stream;
 use serde_json::{json, Value};
 use std::collections::{HashSet, VecDeque};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 /// A backend reached over HTTP.
 #[derive(Debug, Clone)]
 pub struct HttpBackend {
-    client: reqwest::Client,
+    client: Arc<Client>,
     kind: BackendKind,
-    url: String,
     key: Option<String>,
 }
 
@@ -37,12 +41,6 @@ impl HttpBackend {
         connect_timeout: Duration,
         read_timeout: Duration,
     ) -> Result<HttpBackend, String> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(connect_timeout)
-            .read_timeout(read_timeout)
-            .pool_max_idle_per_host(256)
-            .build()
-            .map_err(|e| e.to_string())?;
         let base = base.trim_end_matches('/');
         let path = match kind {
             BackendKind::Completions => "/v1/completions",
@@ -55,7 +53,8 @@ impl HttpBackend {
             Some(b) if path.starts_with("/v1") => format!("{b}{path}"),
             _ => format!("{base}{path}"),
         };
-        Ok(HttpBackend { client, kind, url, key })
+        let client = Arc::new(Client::new(&url, connect_timeout, read_timeout)?);
+        Ok(HttpBackend { client, kind, key })
     }
 
     /// llama.cpp's `/completion` makes one choice per request.
@@ -113,15 +112,9 @@ impl HttpBackend {
     /// Sends the request; fails before any output, or streams chunks.
     pub async fn start(&self, req: GenRequest) -> Result<ChunkStream, BackendError> {
         let body = serde_json::to_vec(&self.body(&req)).expect("JSON values serialize");
-        let mut rb =
-            self.client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/json").body(body);
-        if let Some(k) = &self.key {
-            rb = rb.bearer_auth(k);
-        }
-        let resp = rb.send().await.map_err(classify)?;
-        let status = resp.status();
+        let (status, bytes) = self.client.post(body.into(), self.key.as_deref()).await?;
         if !status.is_success() {
-            let text = resp.text().await.unwrap_or_default();
+            let text = bytes.text().await;
             return Err(BackendError::Status { status: status.as_u16(), message: backend_message(&text) });
         }
         let reader = Reader {
@@ -133,39 +126,38 @@ impl HttpBackend {
             complete: false,
             closed: false,
         };
-        let body = resp.bytes_stream();
-        Ok(Box::pin(futures_util::stream::unfold((body, reader), |(mut body, mut r)| async move {
-            loop {
-                if let Some(item) = r.queue.pop_front() {
-                    return Some((item, (body, r)));
-                }
-                if r.closed {
-                    return None;
-                }
-                match body.next().await {
-                    Some(Ok(bytes)) => r.read(&bytes, Instant::now()),
-                    Some(Err(e)) => r.fail(classify(e)),
-                    None if r.complete => r.closed = true,
-                    None => r.fail(BackendError::Dropped("the backend closed the connection".into())),
-                }
-            }
-        })))
+        Ok(Box::pin(Chunks { bytes, reader }))
     }
 }
 
-fn classify(e: reqwest::Error) -> BackendError {
-    let mut msg = e.to_string();
-    let mut src = std::error::Error::source(&e);
-    while let Some(s) = src {
-        msg = format!("{msg}: {s}");
-        src = s.source();
-    }
-    if e.is_timeout() {
-        BackendError::Timeout(msg)
-    } else if e.is_connect() {
-        BackendError::Connect(msg)
-    } else {
-        BackendError::Dropped(msg)
+/// The chunks of one response, read as its bytes arrive.
+struct Chunks {
+    bytes: BodyStream,
+    reader: Reader,
+}
+
+impl Stream for Chunks {
+    type Item = Result<Chunk, BackendError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let Chunks { bytes, reader: r } = self.get_mut();
+        loop {
+            if let Some(item) = r.queue.pop_front() {
+                return Poll::Ready(Some(item));
+            }
+            if r.closed {
+                return Poll::Ready(None);
+            }
+            match Pin::new(&mut *bytes).poll_next(cx) {
+                Poll::Ready(Some(Ok(b))) => r.read(&b, Instant::now()),
+                Poll::Ready(Some(Err(e))) => r.fail(e),
+                Poll::Ready(None) if r.complete => r.closed = true,
+                Poll::Ready(None) => {
+                    r.fail(BackendError::Dropped("the backend closed the connection".into()))
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
     }
 }
 
