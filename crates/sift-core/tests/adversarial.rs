@@ -387,3 +387,22 @@ text = "content"
     // The whole marker goes to the dropping state (`keep`); the text after it is content.
     assert_eq!(m.content.as_deref(), Some("b"));
 }
+
+/// Fuzz (`format_file`, an LFM2-style pythonic format): in a committed
+/// call, a dict key the pythonic kernel refuses (`""f""` ends in an
+/// f-string, which vLLM does not take as a key) left a half-decided dict,
+/// and the call's arguments came out as `{…, "d": {: null}}`, not JSON.
+/// A refused char now changes no state: the call ends with what was read,
+/// completed into a JSON object.
+#[test]
+fn fuzz_a_refused_dict_key_leaves_object_arguments() {
+    let f = factory(None, Some("pythonic"));
+    for (text, args) in [
+        (r#"[f(a=2),g(t="",d={""f"":1})]"#, r#"{"t": "", "d": [""]}"#),
+        (r#"[f(a=2),g(t="",d={"a": 1, "b" f"c": 2})]"#, r#"{"t": "", "d": {"a": 1, "bc": null}}"#),
+        (r#"[f(a=2),g(t="",d={"a": 1, -1: 2})]"#, r#"{"t": "", "d": {"a": 1, "-1": null}}"#),
+    ] {
+        let (m, _) = check(&f, &tools(&["f", "g"]), Limits::default(), text);
+        assert_eq!(m.tool_calls[1].arguments, args, "{text}");
+    }
+}
