@@ -145,10 +145,7 @@ impl JsonScanner {
         let mut i = 0;
         while i < input.len() {
             if self.st == (St::Str { esc: 0 }) {
-                let run = input[i..]
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                    .unwrap_or(input.len() - i);
+                let run = string_run(&input[i..]);
                 if run > 0 {
                     i += run;
                     self.fed += run;
@@ -388,6 +385,47 @@ impl JsonScanner {
     }
 }
 
+/// The length of the run at the start of `b` that leaves a string value
+/// open with no escape pending: plain bytes (anything but `"`, `\\` and
+/// control bytes) and whole two-byte escapes (`\\n`, `\\"`, …). Every byte of
+/// it is final, so the scanner takes the run in one step. It stops before a
+/// quote, a control byte, a `\\u` escape, a bad escape or a backslash at the
+/// end of `b`, which the byte-wise path decides.
+fn string_run(b: &[u8]) -> usize {
+    let mut i = 0;
+    loop {
+        // Eight bytes at a time: the lowest flagged byte of a word is the
+        // first special one (a borrow only flags bytes above a true match).
+        while let Some(w) = b.get(i..i + 8) {
+            let m = special_bytes(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+            if m != 0 {
+                i += (m.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
+        while b.get(i).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
+            i += 1;
+        }
+        match b.get(i..i + 2) {
+            Some([b'\\', b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't']) => i += 2,
+            _ => return i,
+        }
+    }
+}
+
+/// The high bit of each byte of `w` that is `"`, `\\` or below 0x20 (and
+/// possibly of bytes above the first such one).
+fn special_bytes(w: u64) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    let ctrl = w.wrapping_sub(ONES * 0x20) & !w;
+    let q = w ^ (ONES * u64::from(b'"'));
+    let quote = q.wrapping_sub(ONES) & !q;
+    let bs = w ^ (ONES * u64::from(b'\\'));
+    let back = bs.wrapping_sub(ONES) & !bs;
+    (ctrl | quote | back) & (ONES << 7)
+}
+
 enum StrStep {
     Esc(u8),
     End,
@@ -540,6 +578,50 @@ mod tests {
         assert_eq!(j.safe(), 8);
         let (j, _) = run(r#"{"a": tr"#);
         assert_eq!(j.repair().unwrap(), "ue}");
+    }
+
+    /// The word-at-a-time string run equals the byte-by-byte rule, for
+    /// every special byte at every offset of a word and every escape.
+    #[test]
+    fn string_runs_match_the_bytewise_rule() {
+        fn naive(b: &[u8]) -> usize {
+            let mut i = 0;
+            loop {
+                match b.get(i) {
+                    Some(b'\\') => match b.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                        _ => return i,
+                    },
+                    Some(&c) if c != b'"' && c >= 0x20 => i += 1,
+                    _ => return i,
+                }
+            }
+        }
+        let specials: &[&[u8]] = &[
+            b"\"",
+            b"\\",
+            b"\x00",
+            b"\x1f",
+            b"\\n",
+            b"\\\\",
+            b"\\u0041",
+            b"\\x",
+            b"\x7f",
+            "\u{e9}".as_bytes(),
+        ];
+        for n in 0..20 {
+            for sp in specials {
+                for tail in [&b""[..], b"ab", b"\"x", b"\\"] {
+                    let mut b = vec![b'a'; n];
+                    b.extend_from_slice(sp);
+                    b.extend_from_slice(&b"z".repeat(9));
+                    b.extend_from_slice(tail);
+                    for end in 0..=b.len() {
+                        assert_eq!(string_run(&b[..end]), naive(&b[..end]), "{:?}", &b[..end]);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
