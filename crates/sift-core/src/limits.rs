@@ -247,8 +247,10 @@ fn scan_until_deep(scan: &mut JsonScanner, b: &[u8], max_depth: usize) -> Option
     let mut i = 0;
     while i < b.len() {
         if scan.depth() < max_depth {
-            // No opening byte can pass the limit before depth reaches it.
-            let n = match memchr::memchr2(b'{', b'[', &b[i..]) {
+            // Each opening byte adds at most one level: up to the k-th of
+            // them, with k the levels left, none can pass the limit.
+            let k = max_depth - scan.depth();
+            let n = match memchr::memchr2_iter(b'{', b'[', &b[i..]).nth(k - 1) {
                 Some(n) => n + 1,
                 None => b.len() - i,
             };
