@@ -426,3 +426,14 @@ impl Parser {
         self.engine.held_bytes()
     }
 }
+
+#[cfg(test)]
+mod size {
+    /// A stream's own state stays within 1 KiB (issue 12's memory target,
+    /// `docs/benchmarks.md`): parts most streams never use are boxed.
+    #[test]
+    fn a_parser_fits_in_a_kibibyte() {
+        let n = std::mem::size_of::<super::Parser>();
+        assert!(n <= 1024, "Parser is {n} bytes");
+    }
+}

@@ -115,7 +115,9 @@ pub(crate) struct Engine {
     next_index: usize,
     ids: IdGen,
     env: Option<Env>,
-    py: Option<pycalls::PyState>,
+    /// Boxed, as the next two: most streams never use them, and a
+    /// `Parser` stays within 1 KiB (`docs/benchmarks.md`).
+    py: Option<Box<pycalls::PyState>>,
     /// The current message header (harmony).
     hdr: String,
     /// The header reached `MAX_HEADER` and was cut.
@@ -130,7 +132,7 @@ pub(crate) struct Engine {
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     /// The open held group (see `hold.rs`).
-    hold: Option<hold::Hold>,
+    hold: Option<Box<hold::Hold>>,
     /// A held group opened or ended: the lexer stops there.
     hold_toggled: bool,
     param_override: Option<crate::format::compiled::ParamForce>,
@@ -147,7 +149,7 @@ pub(crate) struct Engine {
     priming: bool,
     /// A call the prompt opened and the output continues: its index, id and
     /// name, sent with the first output (see `prime`).
-    replay: Option<(usize, String, String)>,
+    replay: Option<Box<(usize, String, String)>>,
     set: Settings,
 }
 
@@ -262,7 +264,7 @@ impl Engine {
         if let Some(p) = &self.fmt.content_prefix {
             out.push_content(p);
         }
-        if let Some((index, id, name)) = self.replay.take() {
+        if let Some((index, id, name)) = self.replay.take().map(|r| *r) {
             let f = out.call_fragment(index);
             f.id = Some(id);
             f.name = Some(name);
@@ -904,7 +906,7 @@ impl Engine {
                 }
             }
             Mode::Envelope(_) => self.env = Some(Env::default()),
-            Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
+            Mode::Pythonic(_) => self.py = Some(Box::default()),
             Mode::Header(_) => {
                 self.hdr.clear();
                 self.hdr_full = false;
