@@ -87,6 +87,12 @@ pub struct JsonScanner {
     st: St,
     fed: usize,
     safe: usize,
+    /// The state right after the watermark's last byte (the bytes above it
+    /// never change the stack), so the state of the emitted prefix alone
+    /// can be had without scanning it again ([`JsonScanner::sync_to_watermark`]).
+    safe_st: St,
+    /// The deepest nesting reached so far.
+    peak: u16,
     /// An invalid byte was seen; `st` keeps the state before it, for repair.
     bad: bool,
 }
@@ -104,7 +110,15 @@ fn is_ws(b: u8) -> bool {
 impl JsonScanner {
     /// A scanner expecting one JSON value.
     pub fn new() -> Self {
-        JsonScanner { stack: Vec::new(), st: St::Start, fed: 0, safe: 0, bad: false }
+        JsonScanner {
+            stack: Vec::new(),
+            st: St::Start,
+            fed: 0,
+            safe: 0,
+            safe_st: St::Start,
+            peak: 0,
+            bad: false,
+        }
     }
 
     /// Bytes accepted so far.
@@ -120,6 +134,24 @@ impl JsonScanner {
     /// Containers open right now (at most [`MAX_DEPTH`]).
     pub fn depth(&self) -> usize {
         self.stack.len()
+    }
+
+    /// The deepest nesting reached so far.
+    pub(crate) fn peak(&self) -> usize {
+        usize::from(self.peak)
+    }
+
+    /// Becomes the state `w` had right after its watermark: what a scanner
+    /// fed exactly `w`'s first [`safe`](Self::safe) bytes would be. Reuses
+    /// this scanner's stack allocation.
+    pub(crate) fn sync_to_watermark(&mut self, w: &JsonScanner) {
+        self.stack.clone_from(&w.stack);
+        self.st = w.safe_st;
+        self.safe_st = w.safe_st;
+        self.fed = w.safe;
+        self.safe = w.safe;
+        self.peak = w.peak;
+        self.bad = false;
     }
 
     /// True once the top-level value is complete.
@@ -150,6 +182,7 @@ impl JsonScanner {
                     i += run;
                     self.fed += run;
                     self.safe = self.fed;
+                    self.safe_st = self.st;
                     continue;
                 }
             }
@@ -171,6 +204,7 @@ impl JsonScanner {
             self.fed += 1;
             if self.is_final_byte(b) {
                 self.safe = self.fed;
+                self.safe_st = self.st;
             }
         }
         if self.st == St::Done {
@@ -193,6 +227,8 @@ impl JsonScanner {
             return false;
         }
         self.stack.push(c);
+        // At most MAX_DEPTH (256): fits.
+        self.peak = self.peak.max(self.stack.len() as u16);
         self.st = if c == b'{' { St::ObjFirst } else { St::ArrFirst };
         true
     }

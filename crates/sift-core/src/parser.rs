@@ -343,7 +343,8 @@ impl Parser {
             }
         }
         if Self::mark(out) != mark {
-            self.limits.apply(out, mark.0, mark.1, false);
+            let vouch = if self.post.is_none() { self.engine.vouched_args() } else { None };
+            self.limits.apply(out, mark.0, mark.1, false, vouch);
         }
     }
 
@@ -389,7 +390,8 @@ impl Parser {
                 p.apply(d, true, out);
             }
         }
-        self.limits.apply(out, mark.0, mark.1, true);
+        let vouch = if self.post.is_none() { self.engine.vouched_args() } else { None };
+        self.limits.apply(out, mark.0, mark.1, true, vouch);
     }
 
     /// Ends the stream and returns the last delta.

@@ -31,6 +31,7 @@ mod xmlargs;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
+use crate::json::JsonScanner;
 use crate::message::Delta;
 use crate::schema::Tools;
 use args::{IdGen, Params, RawJson};
@@ -150,6 +151,10 @@ pub(crate) struct Engine {
     /// A call the prompt opened and the output continues: its index, id and
     /// name, sent with the first output (see `prime`).
     replay: Option<Box<(usize, String, String)>>,
+    /// The raw JSON scanner of the last call that ended in this push or
+    /// finish, while its fragments may still be in the caller's delta
+    /// (see [`Engine::vouched_args`]).
+    ended_raw: Option<Box<(usize, JsonScanner)>>,
     set: Settings,
 }
 
@@ -181,6 +186,7 @@ impl Engine {
             section: None,
             priming: false,
             replay: None,
+            ended_raw: None,
             set,
         };
         let mut sink = Delta::default();
@@ -198,12 +204,40 @@ impl Engine {
         self.held.len()
     }
 
+    /// A call whose `arguments` fragments in the caller's delta are exactly
+    /// the bytes its raw JSON writer marked safe (committed, written
+    /// straight to the caller: not held, deferred, suppressed or retyped),
+    /// with that writer's scanner. The limits layer takes the scanner's
+    /// state instead of scanning the same bytes a second time; it checks the
+    /// byte count itself, so a fragment with anything more (the repair of a
+    /// cut value) is scanned as before.
+    pub fn vouched_args(&self) -> Option<(usize, &JsonScanner)> {
+        match &self.call {
+            Some(c) => match (&c.args, self.vouches(c)) {
+                (ArgsW::Raw(r), Some(i)) => Some((i, r.scanner())),
+                _ => None,
+            },
+            None => self.ended_raw.as_deref().map(|(i, s)| (*i, s)),
+        }
+    }
+
+    /// The index of call `c` when its fragments are its writer's bytes only.
+    fn vouches(&self, c: &OpenCall) -> Option<usize> {
+        let direct = c.held.is_none()
+            && c.deferred.is_none()
+            && self.hold.is_none()
+            && !self.set.suppress_calls
+            && matches!(c.args, ArgsW::Raw(_));
+        c.index.filter(|_| direct)
+    }
+
     /// The current state's name (for diagnostics and tests).
     pub fn state_name(&self) -> &str {
         &self.fmt.states[self.state as usize].name
     }
 
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
+        self.ended_raw = None;
         if !self.started {
             self.start(out);
         }
@@ -272,6 +306,7 @@ impl Engine {
     }
 
     pub fn finish(&mut self, out: &mut Delta) {
+        self.ended_raw = None;
         if !self.started {
             self.start(out);
         }
@@ -1105,6 +1140,10 @@ impl Engine {
         }
         self.with_args(out, |a, o| a.finish(o));
         if let Some(c) = self.call.take() {
+            if let Some((i, ArgsW::Raw(r))) = self.vouches(&c).zip(Some(c.args)) {
+                self.ended_raw = Some(Box::new((i, r.into_scanner())));
+                return;
+            }
             if let (Some(held), Some(i)) = (c.held, c.index) {
                 if !self.set.suppress_calls {
                     let wrappers = &self.fmt.calls.unwrap_params;
