@@ -431,18 +431,25 @@ fn string_run(b: &[u8]) -> usize {
     let mut i = 0;
     loop {
         // Eight bytes at a time: the lowest flagged byte of a word is the
-        // first special one (a borrow only flags bytes above a true match).
-        while let Some(w) = b.get(i..i + 8) {
-            let m = special_bytes(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
-            if m != 0 {
-                i += (m.trailing_zeros() / 8) as usize;
-                break;
+        // first special one (a borrow only flags bytes above a true match);
+        // the last few bytes one at a time.
+        i = loop {
+            match b.get(i..i + 8) {
+                Some(w) => {
+                    let m = special_bytes(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+                    if m != 0 {
+                        break i + (m.trailing_zeros() / 8) as usize;
+                    }
+                    i += 8;
+                }
+                None => {
+                    while b.get(i).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
+                        i += 1;
+                    }
+                    break i;
+                }
             }
-            i += 8;
-        }
-        while b.get(i).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
-            i += 1;
-        }
+        };
         match b.get(i..i + 2) {
             Some([b'\\', b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't']) => i += 2,
             _ => return i,
