@@ -343,9 +343,18 @@ impl Parser {
             }
         }
         if Self::mark(out) != mark {
-            let vouch = if self.post.is_none() { self.engine.vouched_args() } else { None };
-            self.limits.apply(out, mark.0, mark.1, false, vouch);
+            self.limit(out, mark, false);
         }
+    }
+
+    /// Applies the limits to what the last push or finish appended to `out`
+    /// after `mark`. Out of line: a delta without call fragments (all of
+    /// W1) keeps `push_into` small enough to inline.
+    #[inline(never)]
+    fn limit(&mut self, out: &mut Delta, mark: (usize, usize), last: bool) {
+        let vouch = if self.post.is_none() { self.engine.vouched_args() } else { None };
+        self.limits.apply(out, mark.0, mark.1, last, vouch);
+        self.engine.forget_ended();
     }
 
     /// Where the caller's delta stands: its fragments, the last one's
@@ -390,8 +399,7 @@ impl Parser {
                 p.apply(d, true, out);
             }
         }
-        let vouch = if self.post.is_none() { self.engine.vouched_args() } else { None };
-        self.limits.apply(out, mark.0, mark.1, true, vouch);
+        self.limit(out, mark, true);
     }
 
     /// Ends the stream and returns the last delta.

@@ -151,9 +151,8 @@ pub(crate) struct Engine {
     /// A call the prompt opened and the output continues: its index, id and
     /// name, sent with the first output (see `prime`).
     replay: Option<Box<(usize, String, String)>>,
-    /// The raw JSON scanner of the last call that ended in this push or
-    /// finish, while its fragments may still be in the caller's delta
-    /// (see [`Engine::vouched_args`]).
+    /// The raw JSON scanner of the last call that ended, until the limits
+    /// layer has seen that push's fragments (see [`Engine::vouched_args`]).
     ended_raw: Option<Box<(usize, JsonScanner)>>,
     set: Settings,
 }
@@ -213,21 +212,28 @@ impl Engine {
     /// cut value) is scanned as before.
     pub fn vouched_args(&self) -> Option<(usize, &JsonScanner)> {
         match &self.call {
-            Some(c) => match (&c.args, self.vouches(c)) {
-                (ArgsW::Raw(r), Some(i)) => Some((i, r.scanner())),
+            Some(c) => match &c.args {
+                ArgsW::Raw(r) => self.vouches(c).map(|i| (i, r.scanner())),
                 _ => None,
             },
             None => self.ended_raw.as_deref().map(|(i, s)| (*i, s)),
         }
     }
 
+    /// The limits layer has seen the fragments of the call that ended.
+    pub fn forget_ended(&mut self) {
+        if self.ended_raw.is_some() {
+            self.ended_raw = None;
+        }
+    }
+
     /// The index of call `c` when its fragments are its writer's bytes only.
     fn vouches(&self, c: &OpenCall) -> Option<usize> {
-        let direct = c.held.is_none()
+        let direct = matches!(c.args, ArgsW::Raw(_))
+            && c.held.is_none()
             && c.deferred.is_none()
             && self.hold.is_none()
-            && !self.set.suppress_calls
-            && matches!(c.args, ArgsW::Raw(_));
+            && !self.set.suppress_calls;
         c.index.filter(|_| direct)
     }
 
@@ -237,7 +243,6 @@ impl Engine {
     }
 
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
-        self.ended_raw = None;
         if !self.started {
             self.start(out);
         }
@@ -306,7 +311,6 @@ impl Engine {
     }
 
     pub fn finish(&mut self, out: &mut Delta) {
-        self.ended_raw = None;
         if !self.started {
             self.start(out);
         }
