@@ -385,26 +385,20 @@ impl Engine {
             let look = {
                 let fmt = &*self.fmt;
                 let st = &fmt.states[self.state as usize];
-                match st.find_candidate(&bytes[pos..]) {
-                    None => None,
-                    Some(i) => {
-                        let p = pos + i;
-                        let (id_mode, pending) = (self.id_mode, &self.pending);
-                        let skip = |t: TermId| {
-                            id_mode && fmt.terminals[t as usize].token && !pending.contains(&fmt.canon(t))
-                        };
-                        let full = |k: usize| {
-                            let (sp, t, tr) = &st.spellings[k];
-                            Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token))
-                        };
-                        Some(match st.probe(&bytes[p..], skip) {
-                            Probe::Full(k) => (p, full(k), false),
-                            Probe::Partial(Some(k)) if at_end => (p, full(k), false),
-                            Probe::Partial(_) => (p, None, true),
-                            Probe::No => (p, None, false),
-                        })
-                    }
-                }
+                let (id_mode, pending) = (self.id_mode, &self.pending);
+                let skip = |t: TermId| {
+                    id_mode && fmt.terminals[t as usize].token && !pending.contains(&fmt.canon(t))
+                };
+                let full = |k: usize| {
+                    let (sp, t, tr) = &st.spellings[k];
+                    Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token))
+                };
+                st.next_marker(bytes, pos, skip).map(|(p, probe)| match probe {
+                    Probe::Full(k) => (p, full(k), false),
+                    Probe::Partial(Some(k)) if at_end => (p, full(k), false),
+                    Probe::Partial(_) => (p, None, true),
+                    Probe::No => (p, None, false),
+                })
             };
             let Some((p, full, partial)) = look else {
                 let r = self.text_span(s, text_start, s.len(), out);
