@@ -665,6 +665,24 @@ mod tests {
                 }
             }
         }
+        // Dense mixes of the bytes that matter, with their neighbours
+        // (`#` and `]` follow `"` and `\\` by one; 0x20 and 0x7f bound the
+        // control range), from a fixed-seed generator.
+        let alphabet = b"a\"\\nu/#]\x00\x1f\x20\x7f\xc3\xa9 ";
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut b = Vec::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = (x % 40) as usize;
+            let mut y = x;
+            for _ in 0..n {
+                y = y.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                b.push(alphabet[(y >> 59) as usize % alphabet.len()]);
+            }
+            assert_eq!(string_run(&b), naive(&b), "{b:?}");
+        }
     }
 
     #[test]
