@@ -1,6 +1,7 @@
 //! A small driver for profilers (perf, callgrind): streams one workload many
 //! times. `profile WORKLOAD [SCALE] [ITERS]`, WORKLOAD one of `w1`,
-//! `w2_hermes`, `w2_qwen3_coder`, `w3`.
+//! `w2_hermes`, `w2_qwen3_coder`, `w3`, `w3b_hermes`, `w3b_qwen3_coder`
+//! (W3b: the W2 text in one shot).
 //!
 //! ```text
 //! cargo build --profile bench -p sift-bench --example profile
@@ -20,15 +21,17 @@ fn main() {
     let iters: usize = args.get(3).map_or(1000, |s| s.parse().expect("iters"));
     let (f, req, w) = match which {
         "w1" | "w3" => (w1_factory(), request(false), w1(scale)),
-        "w2_hermes" => (w2_factory("hermes"), request(true), w2_hermes(scale)),
-        "w2_qwen3_coder" => (w2_factory("qwen3_coder"), request(true), w2_qwen3_coder(scale)),
+        "w2_hermes" | "w3b_hermes" => (w2_factory("hermes"), request(true), w2_hermes(scale)),
+        "w2_qwen3_coder" | "w3b_qwen3_coder" => {
+            (w2_factory("qwen3_coder"), request(true), w2_qwen3_coder(scale))
+        }
         other => panic!("unknown workload {other}"),
     };
     let deltas = w.deltas(DELTA_BYTES);
     let mut out = Delta::default();
     let start = std::time::Instant::now();
     for _ in 0..iters {
-        if which == "w3" {
+        if which.starts_with("w3") {
             black_box(f.parse(&req, black_box(&w.text), None));
             continue;
         }
@@ -43,7 +46,7 @@ fn main() {
         black_box(&out);
     }
     let ns = start.elapsed().as_nanos() as f64;
-    let per = if which == "w3" {
+    let per = if which.starts_with("w3") {
         format!("{:.2} GB/s", (w.text.len() * iters) as f64 / ns)
     } else {
         format!("{:.1} ns/delta", ns / (deltas.len() * iters) as f64)

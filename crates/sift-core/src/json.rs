@@ -87,6 +87,12 @@ pub struct JsonScanner {
     st: St,
     fed: usize,
     safe: usize,
+    /// The state right after the watermark's last byte (the bytes above it
+    /// never change the stack), so the state of the emitted prefix alone
+    /// can be had without scanning it again ([`JsonScanner::sync_to_watermark`]).
+    safe_st: St,
+    /// The deepest nesting reached so far.
+    peak: u16,
     /// An invalid byte was seen; `st` keeps the state before it, for repair.
     bad: bool,
 }
@@ -104,7 +110,15 @@ fn is_ws(b: u8) -> bool {
 impl JsonScanner {
     /// A scanner expecting one JSON value.
     pub fn new() -> Self {
-        JsonScanner { stack: Vec::new(), st: St::Start, fed: 0, safe: 0, bad: false }
+        JsonScanner {
+            stack: Vec::new(),
+            st: St::Start,
+            fed: 0,
+            safe: 0,
+            safe_st: St::Start,
+            peak: 0,
+            bad: false,
+        }
     }
 
     /// Bytes accepted so far.
@@ -120,6 +134,24 @@ impl JsonScanner {
     /// Containers open right now (at most [`MAX_DEPTH`]).
     pub fn depth(&self) -> usize {
         self.stack.len()
+    }
+
+    /// The deepest nesting reached so far.
+    pub(crate) fn peak(&self) -> usize {
+        usize::from(self.peak)
+    }
+
+    /// Becomes the state `w` had right after its watermark: what a scanner
+    /// fed exactly `w`'s first [`safe`](Self::safe) bytes would be. Reuses
+    /// this scanner's stack allocation.
+    pub(crate) fn sync_to_watermark(&mut self, w: &JsonScanner) {
+        self.stack.clone_from(&w.stack);
+        self.st = w.safe_st;
+        self.safe_st = w.safe_st;
+        self.fed = w.safe;
+        self.safe = w.safe;
+        self.peak = w.peak;
+        self.bad = false;
     }
 
     /// True once the top-level value is complete.
@@ -145,14 +177,12 @@ impl JsonScanner {
         let mut i = 0;
         while i < input.len() {
             if self.st == (St::Str { esc: 0 }) {
-                let run = input[i..]
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                    .unwrap_or(input.len() - i);
+                let run = string_run(&input[i..]);
                 if run > 0 {
                     i += run;
                     self.fed += run;
                     self.safe = self.fed;
+                    self.safe_st = self.st;
                     continue;
                 }
             }
@@ -174,6 +204,7 @@ impl JsonScanner {
             self.fed += 1;
             if self.is_final_byte(b) {
                 self.safe = self.fed;
+                self.safe_st = self.st;
             }
         }
         if self.st == St::Done {
@@ -196,6 +227,8 @@ impl JsonScanner {
             return false;
         }
         self.stack.push(c);
+        // At most MAX_DEPTH (256): fits.
+        self.peak = self.peak.max(self.stack.len() as u16);
         self.st = if c == b'{' { St::ObjFirst } else { St::ArrFirst };
         true
     }
@@ -388,6 +421,54 @@ impl JsonScanner {
     }
 }
 
+/// The length of the run at the start of `b` that leaves a string value
+/// open with no escape pending: plain bytes (anything but `"`, `\\` and
+/// control bytes) and whole two-byte escapes (`\\n`, `\\"`, …). Every byte of
+/// it is final, so the scanner takes the run in one step. It stops before a
+/// quote, a control byte, a `\\u` escape, a bad escape or a backslash at the
+/// end of `b`, which the byte-wise path decides.
+fn string_run(b: &[u8]) -> usize {
+    let mut i = 0;
+    loop {
+        // Eight bytes at a time: the lowest flagged byte of a word is the
+        // first special one (a borrow only flags bytes above a true match);
+        // the last few bytes one at a time.
+        i = loop {
+            match b.get(i..i + 8) {
+                Some(w) => {
+                    let m = special_bytes(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+                    if m != 0 {
+                        break i + (m.trailing_zeros() / 8) as usize;
+                    }
+                    i += 8;
+                }
+                None => {
+                    while b.get(i).is_some_and(|&c| c != b'"' && c != b'\\' && c >= 0x20) {
+                        i += 1;
+                    }
+                    break i;
+                }
+            }
+        };
+        match b.get(i..i + 2) {
+            Some([b'\\', b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't']) => i += 2,
+            _ => return i,
+        }
+    }
+}
+
+/// The high bit of each byte of `w` that is `"`, `\\` or below 0x20 (and
+/// possibly of bytes above the first such one).
+fn special_bytes(w: u64) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    let ctrl = w.wrapping_sub(ONES * 0x20) & !w;
+    let q = w ^ (ONES * u64::from(b'"'));
+    let quote = q.wrapping_sub(ONES) & !q;
+    let bs = w ^ (ONES * u64::from(b'\\'));
+    let back = bs.wrapping_sub(ONES) & !bs;
+    (ctrl | quote | back) & (ONES << 7)
+}
+
 enum StrStep {
     Esc(u8),
     End,
@@ -540,6 +621,68 @@ mod tests {
         assert_eq!(j.safe(), 8);
         let (j, _) = run(r#"{"a": tr"#);
         assert_eq!(j.repair().unwrap(), "ue}");
+    }
+
+    /// The word-at-a-time string run equals the byte-by-byte rule, for
+    /// every special byte at every offset of a word and every escape.
+    #[test]
+    fn string_runs_match_the_bytewise_rule() {
+        fn naive(b: &[u8]) -> usize {
+            let mut i = 0;
+            loop {
+                match b.get(i) {
+                    Some(b'\\') => match b.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                        _ => return i,
+                    },
+                    Some(&c) if c != b'"' && c >= 0x20 => i += 1,
+                    _ => return i,
+                }
+            }
+        }
+        let specials: &[&[u8]] = &[
+            b"\"",
+            b"\\",
+            b"\x00",
+            b"\x1f",
+            b"\\n",
+            b"\\\\",
+            b"\\u0041",
+            b"\\x",
+            b"\x7f",
+            "\u{e9}".as_bytes(),
+        ];
+        for n in 0..20 {
+            for sp in specials {
+                for tail in [&b""[..], b"ab", b"\"x", b"\\"] {
+                    let mut b = vec![b'a'; n];
+                    b.extend_from_slice(sp);
+                    b.extend_from_slice(&b"z".repeat(9));
+                    b.extend_from_slice(tail);
+                    for end in 0..=b.len() {
+                        assert_eq!(string_run(&b[..end]), naive(&b[..end]), "{:?}", &b[..end]);
+                    }
+                }
+            }
+        }
+        // Dense mixes of the bytes that matter, with their neighbours
+        // (`#` and `]` follow `"` and `\\` by one; 0x20 and 0x7f bound the
+        // control range), from a fixed-seed generator.
+        let alphabet = b"a\"\\nu/#]\x00\x1f\x20\x7f\xc3\xa9 ";
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut b = Vec::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = (x % 40) as usize;
+            let mut y = x;
+            for _ in 0..n {
+                y = y.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                b.push(alphabet[(y >> 59) as usize % alphabet.len()]);
+            }
+            assert_eq!(string_run(&b), naive(&b), "{b:?}");
+        }
     }
 
     #[test]

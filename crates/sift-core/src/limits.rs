@@ -127,7 +127,16 @@ impl LimitState {
 
     /// Applies the limits to what was appended to `out` since it held
     /// `calls` fragments, the last of them with `args` argument bytes.
-    pub fn apply(&mut self, out: &mut Delta, calls: usize, args: usize, last: bool) {
+    /// `vouch` is a call whose fragments are exactly the bytes a JSON
+    /// scanner marked safe, and that scanner (`Engine::vouched_args`).
+    pub fn apply(
+        &mut self,
+        out: &mut Delta,
+        calls: usize,
+        args: usize,
+        last: bool,
+        vouch: Option<(usize, &JsonScanner)>,
+    ) {
         let max_calls = self.limits.max_calls;
         if out.tool_calls.iter().skip(calls).any(|c| c.index >= max_calls) {
             if !self.hits.contains(&Exceeded::Calls { limit: max_calls }) {
@@ -140,7 +149,8 @@ impl LimitState {
             let f = &mut out.tool_calls[k];
             let old = if k + 1 == calls { args.min(f.arguments.len()) } else { 0 };
             if old < f.arguments.len() {
-                self.feed(f.index, &mut f.arguments, old);
+                let w = vouch.filter(|w| w.0 == f.index).map(|w| w.1);
+                self.feed(f.index, &mut f.arguments, old, w);
             }
         }
         if last {
@@ -159,7 +169,7 @@ impl LimitState {
     /// `old` on, leaving in `args` what may be emitted. In place: the
     /// common fragment (far from every limit, nothing held) is scanned and
     /// left as it is, so the limits cost one scan and no allocation.
-    fn feed(&mut self, index: usize, args: &mut String, old: usize) {
+    fn feed(&mut self, index: usize, args: &mut String, old: usize, vouch: Option<&JsonScanner>) {
         if self.calls.len() <= index {
             self.calls.resize_with(index + 1, CallArgs::default);
         }
@@ -168,6 +178,24 @@ impl LimitState {
         if c.cut {
             args.truncate(old);
             return;
+        }
+        if let Some(w) = vouch {
+            // The writer's scanner has read exactly these bytes (it marked
+            // them all safe): when they pass no limit and come nowhere near
+            // one, nothing is held or cut, and its state is what scanning
+            // them again would give.
+            let fed = c.fed + (args.len() - old);
+            let clear = c.pending.is_empty()
+                && !c.scan.is_invalid()
+                && w.safe() == fed
+                && w.peak() <= lim.max_depth
+                && w.depth() < lim.max_depth
+                && fed.saturating_add(NEAR) <= lim.max_argument_bytes;
+            if clear {
+                c.scan.sync_to_watermark(w);
+                c.fed = fed;
+                return;
+            }
         }
         let room = lim.max_argument_bytes.saturating_sub(c.fed);
         // Whole characters that fit: the cut never splits one.
@@ -247,8 +275,10 @@ fn scan_until_deep(scan: &mut JsonScanner, b: &[u8], max_depth: usize) -> Option
     let mut i = 0;
     while i < b.len() {
         if scan.depth() < max_depth {
-            // No opening byte can pass the limit before depth reaches it.
-            let n = match memchr::memchr2(b'{', b'[', &b[i..]) {
+            // Each opening byte adds at most one level: up to the k-th of
+            // them, with k the levels left, none can pass the limit.
+            let k = max_depth - scan.depth();
+            let n = match memchr::memchr2_iter(b'{', b'[', &b[i..]).nth(k - 1) {
                 Some(n) => n + 1,
                 None => b.len() - i,
             };

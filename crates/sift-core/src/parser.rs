@@ -364,8 +364,18 @@ impl Parser {
             }
         }
         if Self::mark(out) != mark {
-            self.limits.apply(out, mark.0, mark.1, false);
+            self.limit(out, mark, false);
         }
+    }
+
+    /// Applies the limits to what the last push or finish appended to `out`
+    /// after `mark`. Out of line: a delta without call fragments (all of
+    /// W1) keeps `push_into` small enough to inline.
+    #[inline(never)]
+    fn limit(&mut self, out: &mut Delta, mark: (usize, usize), last: bool) {
+        let vouch = if self.post.is_none() { self.engine.vouched_args() } else { None };
+        self.limits.apply(out, mark.0, mark.1, last, vouch);
+        self.engine.forget_ended();
     }
 
     /// Where the caller's delta stands: its fragments, the last one's
@@ -410,7 +420,7 @@ impl Parser {
                 p.apply(d, true, out);
             }
         }
-        self.limits.apply(out, mark.0, mark.1, true);
+        self.limit(out, mark, true);
     }
 
     /// Ends the stream and returns the last delta.
@@ -445,5 +455,16 @@ impl Parser {
     /// fewer than [`crate::MAX_MARKER_LEN`], however long the stream.
     pub fn held_bytes(&self) -> usize {
         self.engine.held_bytes()
+    }
+}
+
+#[cfg(test)]
+mod size {
+    /// A stream's own state stays within 1 KiB (issue 12's memory target,
+    /// `docs/benchmarks.md`): parts most streams never use are boxed.
+    #[test]
+    fn a_parser_fits_in_a_kibibyte() {
+        let n = std::mem::size_of::<super::Parser>();
+        assert!(n <= 1024, "Parser is {n} bytes");
     }
 }

@@ -320,6 +320,58 @@ fn every_limit_gives_the_same_answer_under_every_cut() {
     }
 }
 
+/// What the limits' definition gives for arguments `a` (`docs/limits.md`):
+/// the first bytes that fit the byte limit, or everything before the first
+/// bracket that nests deeper than the depth limit, cut back to the JSON
+/// watermark and repaired; `a` itself when nothing is passed.
+fn cut_by_definition(a: &str, bytes: usize, depth: usize) -> String {
+    let mut end = a.len().min(bytes);
+    while !a.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut s = JsonScanner::new();
+    for (i, b) in a.as_bytes()[..end].iter().enumerate() {
+        s.feed(&[*b]);
+        if s.depth() > depth {
+            end = i;
+            break;
+        }
+    }
+    if end == a.len() {
+        return a.to_string();
+    }
+    let mut s = JsonScanner::new();
+    s.feed(&a.as_bytes()[..end]);
+    format!("{}{}", &a[..s.safe()], s.repair().unwrap_or_else(|| "{}".into()))
+}
+
+/// Long raw-JSON arguments (past the 4 KiB within which the limits start
+/// holding bytes), limits on both sides of that margin and of the end:
+/// every cut gives the call the definition says. The limits layer takes the
+/// argument writer's scan when a fragment is far from every limit and scans
+/// itself near one; both must give this answer, however the deltas fall.
+#[test]
+fn limits_on_long_arguments_cut_where_the_definition_says_however_cut() {
+    let f = factory(None, Some("hermes"));
+    let body: String = (0..700).map(|i| format!(r#"l{i} \"q\" \\ \u00e9 "#)).collect();
+    let args = format!(
+        r#"{{"a": "{body}", "b": [[[1, {{"c": [2, "{body}"]}}]]], "d": {{"e": [[["{body}"]]]}}, "f": -1.5e3}}"#
+    );
+    let text = format!("<tool_call>\n{{\"name\": \"f\", \"arguments\": {args}}}\n</tool_call>");
+    let mut byte_limits: Vec<usize> = (0..args.len() + 64).step_by(1499).collect();
+    byte_limits.extend([4095, 4096, 4097, 8191, args.len() - 1, args.len(), args.len() + 4096, usize::MAX]);
+    for bytes in byte_limits {
+        for depth in [2, 3, 4, 5, 128] {
+            let limits = Limits { max_argument_bytes: bytes, max_depth: depth, ..Limits::default() };
+            let want = cut_by_definition(&args, bytes, depth);
+            for n in [3, 7, 64, 4093, usize::MAX] {
+                let (m, _) = run(&f, &tools(&["f"]), limits, &mut cuts(&text, n.min(text.len())));
+                assert!(m.tool_calls[0].arguments == want, "bytes {bytes}, depth {depth}, cut {n}");
+            }
+        }
+    }
+}
+
 /// Fuzz (`pairs`, minimax_m3 + gemma4): a bare `049` in a Gemma call body
 /// went out as a JSON number with a leading zero, so the arguments were not
 /// JSON. A bare value that is not a JSON literal is a string.
@@ -386,4 +438,23 @@ text = "content"
     let (m, _) = check(&f, &Request::default(), Limits::default(), "<think>a</think>b");
     // The whole marker goes to the dropping state (`keep`); the text after it is content.
     assert_eq!(m.content.as_deref(), Some("b"));
+}
+
+/// Fuzz (`format_file`, an LFM2-style pythonic format): in a committed
+/// call, a dict key the pythonic kernel refuses (`""f""` ends in an
+/// f-string, which vLLM does not take as a key) left a half-decided dict,
+/// and the call's arguments came out as `{…, "d": {: null}}`, not JSON.
+/// A refused char now changes no state: the call ends with what was read,
+/// completed into a JSON object.
+#[test]
+fn fuzz_a_refused_dict_key_leaves_object_arguments() {
+    let f = factory(None, Some("pythonic"));
+    for (text, args) in [
+        (r#"[f(a=2),g(t="",d={""f"":1})]"#, r#"{"t": "", "d": [""]}"#),
+        (r#"[f(a=2),g(t="",d={"a": 1, "b" f"c": 2})]"#, r#"{"t": "", "d": {"a": 1, "bc": null}}"#),
+        (r#"[f(a=2),g(t="",d={"a": 1, -1: 2})]"#, r#"{"t": "", "d": {"a": 1, "-1": null}}"#),
+    ] {
+        let (m, _) = check(&f, &tools(&["f", "g"]), Limits::default(), text);
+        assert_eq!(m.tool_calls[1].arguments, args, "{text}");
+    }
 }

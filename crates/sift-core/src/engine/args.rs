@@ -43,6 +43,16 @@ impl RawJson {
         self.scan.fed()
     }
 
+    /// The scanner: what it marks safe is exactly what this writer emitted.
+    pub fn scanner(&self) -> &JsonScanner {
+        &self.scan
+    }
+
+    /// The scanner, once the writer is done.
+    pub fn into_scanner(self) -> JsonScanner {
+        self.scan
+    }
+
     /// Feeds text; returns how many bytes belonged to the value (the rest is
     /// not JSON of this value). With `skip_lead`, bytes before the first `{`
     /// are consumed and ignored: arguments are an object, so a `[` is not

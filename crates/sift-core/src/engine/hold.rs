@@ -84,12 +84,12 @@ impl Engine {
                 End::Released => {
                     let calls = self.next_index - h.first_index;
                     if calls == 0 {
-                        self.hold_resolve_fail(h, out);
+                        self.hold_resolve_fail(*h, out);
                     } else {
                         out.append(&h.buf);
                     }
                 }
-                End::Failed => self.hold_resolve_fail(h, out),
+                End::Failed => self.hold_resolve_fail(*h, out),
             }
             match stop {
                 Some(_) => from += used,
@@ -105,14 +105,14 @@ impl Engine {
         }
         let mut raw = String::new();
         raw.push_str(marker);
-        self.hold = Some(Hold {
+        self.hold = Some(Box::new(Hold {
             buf: Delta::default(),
             raw,
             fail_to,
             first_index: self.next_index,
             end: End::Open,
             opener: None,
-        });
+        }));
         self.hold_toggled = true;
     }
 
@@ -198,7 +198,7 @@ impl Engine {
                 out.append(&h.buf);
                 return;
             }
-            self.hold_resolve_fail(h, out);
+            self.hold_resolve_fail(*h, out);
         }
     }
 

@@ -31,6 +31,7 @@ mod xmlargs;
 
 use crate::format::compiled::{Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
+use crate::json::JsonScanner;
 use crate::message::Delta;
 use crate::schema::Tools;
 use args::{IdGen, Params, RawJson};
@@ -115,7 +116,9 @@ pub(crate) struct Engine {
     next_index: usize,
     ids: IdGen,
     env: Option<Env>,
-    py: Option<pycalls::PyState>,
+    /// Boxed, as the next two: most streams never use them, and a
+    /// `Parser` stays within 1 KiB (`docs/benchmarks.md`).
+    py: Option<Box<pycalls::PyState>>,
     /// The current message header (harmony).
     hdr: String,
     /// The header reached `MAX_HEADER` and was cut.
@@ -130,7 +133,7 @@ pub(crate) struct Engine {
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     /// The open held group (see `hold.rs`).
-    hold: Option<hold::Hold>,
+    hold: Option<Box<hold::Hold>>,
     /// A held group opened or ended: the lexer stops there.
     hold_toggled: bool,
     param_override: Option<crate::format::compiled::ParamForce>,
@@ -147,7 +150,10 @@ pub(crate) struct Engine {
     priming: bool,
     /// A call the prompt opened and the output continues: its index, id and
     /// name, sent with the first output (see `prime`).
-    replay: Option<(usize, String, String)>,
+    replay: Option<Box<(usize, String, String)>>,
+    /// The raw JSON scanner of the last call that ended, until the limits
+    /// layer has seen that push's fragments (see [`Engine::vouched_args`]).
+    ended_raw: Option<Box<(usize, JsonScanner)>>,
     set: Settings,
 }
 
@@ -179,6 +185,7 @@ impl Engine {
             section: None,
             priming: false,
             replay: None,
+            ended_raw: None,
             set,
         };
         let mut sink = Delta::default();
@@ -194,6 +201,40 @@ impl Engine {
     /// Bytes held back as a possible marker's start.
     pub fn held_bytes(&self) -> usize {
         self.held.len()
+    }
+
+    /// A call whose `arguments` fragments in the caller's delta are exactly
+    /// the bytes its raw JSON writer marked safe (committed, written
+    /// straight to the caller: not held, deferred, suppressed or retyped),
+    /// with that writer's scanner. The limits layer takes the scanner's
+    /// state instead of scanning the same bytes a second time; it checks the
+    /// byte count itself, so a fragment with anything more (the repair of a
+    /// cut value) is scanned as before.
+    pub fn vouched_args(&self) -> Option<(usize, &JsonScanner)> {
+        match &self.call {
+            Some(c) => match &c.args {
+                ArgsW::Raw(r) => self.vouches(c).map(|i| (i, r.scanner())),
+                _ => None,
+            },
+            None => self.ended_raw.as_deref().map(|(i, s)| (*i, s)),
+        }
+    }
+
+    /// The limits layer has seen the fragments of the call that ended.
+    pub fn forget_ended(&mut self) {
+        if self.ended_raw.is_some() {
+            self.ended_raw = None;
+        }
+    }
+
+    /// The index of call `c` when its fragments are its writer's bytes only.
+    fn vouches(&self, c: &OpenCall) -> Option<usize> {
+        let direct = matches!(c.args, ArgsW::Raw(_))
+            && c.held.is_none()
+            && c.deferred.is_none()
+            && self.hold.is_none()
+            && !self.set.suppress_calls;
+        c.index.filter(|_| direct)
     }
 
     /// The current state's name (for diagnostics and tests).
@@ -262,7 +303,7 @@ impl Engine {
         if let Some(p) = &self.fmt.content_prefix {
             out.push_content(p);
         }
-        if let Some((index, id, name)) = self.replay.take() {
+        if let Some((index, id, name)) = self.replay.take().map(|r| *r) {
             let f = out.call_fragment(index);
             f.id = Some(id);
             f.name = Some(name);
@@ -352,26 +393,20 @@ impl Engine {
             let look = {
                 let fmt = &*self.fmt;
                 let st = &fmt.states[self.state as usize];
-                match st.find_candidate(&bytes[pos..]) {
-                    None => None,
-                    Some(i) => {
-                        let p = pos + i;
-                        let (id_mode, pending) = (self.id_mode, &self.pending);
-                        let skip = |t: TermId| {
-                            id_mode && fmt.terminals[t as usize].token && !pending.contains(&fmt.canon(t))
-                        };
-                        let full = |k: usize| {
-                            let (sp, t, tr) = &st.spellings[k];
-                            Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token))
-                        };
-                        Some(match st.probe(&bytes[p..], skip) {
-                            Probe::Full(k) => (p, full(k), false),
-                            Probe::Partial(Some(k)) if at_end => (p, full(k), false),
-                            Probe::Partial(_) => (p, None, true),
-                            Probe::No => (p, None, false),
-                        })
-                    }
-                }
+                let (id_mode, pending) = (self.id_mode, &self.pending);
+                let skip = |t: TermId| {
+                    id_mode && fmt.terminals[t as usize].token && !pending.contains(&fmt.canon(t))
+                };
+                let full = |k: usize| {
+                    let (sp, t, tr) = &st.spellings[k];
+                    Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token))
+                };
+                st.next_marker(bytes, pos, skip).map(|(p, probe)| match probe {
+                    Probe::Full(k) => (p, full(k), false),
+                    Probe::Partial(Some(k)) if at_end => (p, full(k), false),
+                    Probe::Partial(_) => (p, None, true),
+                    Probe::No => (p, None, false),
+                })
             };
             let Some((p, full, partial)) = look else {
                 let r = self.text_span(s, text_start, s.len(), out);
@@ -932,7 +967,7 @@ impl Engine {
                 }
             }
             Mode::Envelope(_) => self.env = Some(Env::default()),
-            Mode::Pythonic(_) => self.py = Some(pycalls::PyState::default()),
+            Mode::Pythonic(_) => self.py = Some(Box::default()),
             Mode::Header(_) => {
                 self.hdr.clear();
                 self.hdr_full = false;
@@ -1131,6 +1166,10 @@ impl Engine {
         }
         self.with_args(out, |a, o| a.finish(o));
         if let Some(c) = self.call.take() {
+            if let Some((i, ArgsW::Raw(r))) = self.vouches(&c).zip(Some(c.args)) {
+                self.ended_raw = Some(Box::new((i, r.into_scanner())));
+                return;
+            }
             if let (Some(held), Some(i)) = (c.held, c.index) {
                 if !self.set.suppress_calls {
                     let wrappers = &self.fmt.calls.unwrap_params;

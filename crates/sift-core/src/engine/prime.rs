@@ -44,7 +44,7 @@ impl Engine {
             if let Some((id, name)) = frag.and_then(|f| Some((f.id.clone()?, f.name.clone()?))) {
                 c.index = Some(0);
                 self.next_index = 1;
-                self.replay = Some((0, id, name));
+                self.replay = Some(Box::new((0, id, name)));
             } else if c.index.is_some() {
                 // Committed where no header was seen (suppressed, held): not the output's.
                 self.call = None;

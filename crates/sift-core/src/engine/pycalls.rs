@@ -96,7 +96,7 @@ impl Engine {
     }
 
     fn py_step(&mut self, cfg: &PyCfg, c: char, out: &mut Delta) -> Step {
-        let st = self.py.get_or_insert_with(PyState::default);
+        let st = self.py.get_or_insert_with(Box::default);
         let ws = c.is_whitespace();
         match st.phase {
             Phase::Lead => {

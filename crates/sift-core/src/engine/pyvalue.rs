@@ -11,7 +11,8 @@
 //! its first member says dict or set, tuple or parentheses: until then that
 //! member's text is buffered in the frame (bounded by the member) and
 //! written once decided. A bare token is held until it ends, and
-//! [`PyValue::finish`] completes a truncated value into valid JSON.
+//! [`PyValue::finish`] completes a truncated value into valid JSON, also
+//! after a char was refused ([`Py::Bad`] changes no state).
 
 use super::pystr::{is_prefix, PyStr, SStep};
 use crate::json::escape_into;
@@ -78,7 +79,9 @@ pub(crate) enum Py {
     Ok,
     /// Not part of the value: the value ended before this char.
     End,
-    /// Invalid here.
+    /// Invalid here. The value is left as it was before this char, so
+    /// [`PyValue::finish`] still completes what was read into valid JSON
+    /// (a committed call cut by a bad byte keeps object arguments).
     Bad,
 }
 
@@ -201,14 +204,18 @@ impl PyValue {
 
     /// Decides the innermost undecided frame and writes its opener and
     /// buffered text. False when a dict's first key cannot be a key.
+    ///
+    /// A refusal changes nothing, so [`PyValue::finish`] still completes the
+    /// frame (as a set) into valid JSON.
     fn decide(&mut self, kind: Kind, out: &mut String) -> bool {
         let Some(f) = self.stack.last_mut() else { return false };
+        if kind == Kind::Dict && matches!(f.first, First::NotKey | First::Bare(_, false)) {
+            return false;
+        }
         let buf = f.buf.take().unwrap_or_default();
-        let first = std::mem::take(&mut f.first);
-        let text = match (kind, first) {
-            (Kind::Dict, First::Key | First::Unset) => format!("{{{buf}"),
-            (Kind::Dict, First::Bare(j, true)) => format!("{{\"{j}\"{buf}"),
-            (Kind::Dict, _) => return false,
+        let text = match (kind, std::mem::take(&mut f.first)) {
+            (Kind::Dict, First::Bare(j, _)) => format!("{{\"{j}\"{buf}"),
+            (Kind::Dict, _) => format!("{{{buf}"),
             (_, First::Bare(j, _)) => format!("[{j}{buf}"),
             _ => format!("[{buf}"),
         };
@@ -258,12 +265,14 @@ impl PyValue {
     }
 
     fn end_string(&mut self, out: &mut String) -> Py {
-        let joined = self.s.take().is_some_and(|s| s.joined);
+        let joined = self.s.as_ref().is_some_and(|s| s.joined);
+        if joined && self.in_key() {
+            // Refused before anything is written: `finish` closes the key.
+            return Py::Bad;
+        }
+        self.s = None;
         self.w(out, "\"");
         if joined {
-            if self.in_key() {
-                return Py::Bad;
-            }
             self.set_first(First::NotKey);
         }
         self.scalar_end();
@@ -271,14 +280,15 @@ impl PyValue {
     }
 
     fn end_bare(&mut self, out: &mut String) -> Py {
-        let t = std::mem::take(&mut self.bare);
-        let Some((json, key_ok)) = bare_json(&t) else { return Py::Bad };
+        // A refused token stays held, so `finish` writes it as a string.
+        let Some((json, key_ok)) = bare_json(&self.bare) else { return Py::Bad };
+        if !key_ok && self.in_key() {
+            return Py::Bad;
+        }
+        self.bare.clear();
         if self.brace_first() {
             self.set_first(First::Bare(json, key_ok));
         } else if self.in_key() {
-            if !key_ok {
-                return Py::Bad;
-            }
             self.w(out, &format!("\"{json}\""));
         } else {
             self.w(out, &json);
@@ -505,6 +515,37 @@ mod tests {
         assert_eq!(conv("37)").1, Py::End);
         assert_eq!(conv("'a' )").1, Py::End);
         assert_eq!(conv("{f'a': 1}").1, Py::Bad);
+    }
+
+    /// Fuzz (`format_file`, an LFM2-style pythonic call): a refused char
+    /// left a half-written state (`{""f"":` lost its buffered key), and
+    /// finishing the value then wrote `{: null}`. Whatever char is refused,
+    /// the value finished after it is JSON.
+    #[test]
+    fn a_refused_char_leaves_a_value_that_finishes_as_json() {
+        for s in [
+            r#"{""f"":1}"#,
+            r#"{"a": 1, "b" f"c": 2}"#,
+            r#"{f"x" "y": 1}"#,
+            "{-1: 2}",
+            "{'a': 1, -1: 2}",
+            "{1x: 2}",
+            "{'a': 1, 1x: 2}",
+            "[1x, 2]",
+            "{(1,): 2}",
+            "{'a': [1}",
+            "(1, f'{x}')",
+            "{'a', 'b': 1}",
+            "{'a': 1 'b'}",
+            "'\\xZZ'",
+        ] {
+            let mut v = PyValue::default();
+            let mut out = String::new();
+            let refused = s.chars().any(|c| v.push(c, &mut out) == Py::Bad);
+            assert!(refused, "{s:?} was accepted");
+            v.finish(&mut out);
+            assert!(serde_json::from_str::<serde_json::Value>(&out).is_ok(), "{s:?} gave {out:?}");
+        }
     }
 }
 

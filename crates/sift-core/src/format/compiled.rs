@@ -195,6 +195,29 @@ impl State {
     }
 }
 
+impl State {
+    /// The first position at or after `from` where an active spelling
+    /// starts or may start, with its [`Probe`] (never [`Probe::No`]);
+    /// `None` when none can. Candidate bytes that start no spelling (the
+    /// `<` of `a < b` in a call's arguments) are passed over in this loop.
+    #[inline]
+    pub fn next_marker(
+        &self,
+        hay: &[u8],
+        mut from: usize,
+        skip: impl Fn(TermId) -> bool,
+    ) -> Option<(usize, Probe)> {
+        while let Some(i) = self.find_candidate(&hay[from..]) {
+            let p = from + i;
+            match self.probe(&hay[p..], &skip) {
+                Probe::No => from = p + 1,
+                found => return Some((p, found)),
+            }
+        }
+        None
+    }
+}
+
 /// Where a spelling stands at a position.
 pub(crate) enum Probe {
     /// A full match of spelling `idx`.
