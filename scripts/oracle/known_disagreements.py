@@ -75,6 +75,31 @@ REASONS = [
     (r"^oracle/(granite|olmo3|hunyuan_a13b|k2_horizon)\+[^/]+/(unterminated|thinking-off)(/v\d+)?(\s|$)",
      "deliberate: vLLM's one-shot answer is content when the reasoning end marker never comes (a decision about "
      "the whole output; its stream answers reasoning); Sift streams reasoning (docs/deviations.md)"),
+    (r"^oracle/none\+(muse|muse_glimmer|musespark)/truncated-at-54 ",
+     "a Muse tool message cut right after its header, no body: without a reasoning parser vLLM answers the whole "
+     "output raw when no call completes; Sift reads the header as framing (as vLLM's Muse reasoning parser does "
+     "for a tool message without ATEM markup) and answers nothing (docs/deviations.md)"),
+    (r"\+deepseek_v3/text-between(/v\d+)? ",
+     "deliberate: vLLM's DeepSeek-V3 parser answers the text before the first call block and after the last one; "
+     "text between two blocks lands in no field. Sift keeps it as content; vllm_text_loss does not drop it (it "
+     "would have to hold text after every block until the output shows whether another follows; docs/deviations.md)"),
+    (r"\+kimi_k3/text-between(/v\d+)? ",
+     "deliberate: vLLM's Kimi K3 parser reads the first tools section only: the text after it and the calls of a "
+     "later section land in no field; Sift keeps the text as content and reads every section (docs/deviations.md)"),
+    (r"\+lfm2/text-between(/v\d+)? ",
+     "deliberate: vLLM's LFM2 parser reads the first call block and drops everything after it up to the last "
+     "<|tool_call_end|> (its echo rule), here the text and a second call: no field; Sift keeps both (docs/deviations.md)"),
+    (r"\+(lfm2|apertus)/text-before-after(/v\d+)? ",
+     "deliberate: vLLM strips the text before and after the call block and joins the two with one newline (white "
+     "space between them lands in no field); Sift keeps the text as written (docs/deviations.md)"),
+    (r"\+apertus/text-between(/v\d+)? ",
+     "deliberate: vLLM's Apertus parser reads the first block only and removes every <|tools_suffix|> from the "
+     "text after it (the marker lands in no field); Sift reads the first block only too and keeps that text as "
+     "written (docs/deviations.md)"),
+    (r"\+(pythonic|llama4_pythonic|xlam|llama3_json|llama4_json|gigachat3)/(text-between|text-before-after)(/v\d+)? ",
+     "deliberate: text after the first call list (or object): vLLM's one-shot answer is the whole output as "
+     "content, taking back the call its own stream sent; Sift streams the call once it commits and keeps it, "
+     "the text after it content (docs/deviations.md)"),
     (r"^oracle/gemma4\+[^/]+/end-only-in-content(/v\d+)?(\s|$)",
      "deliberate: vLLM's one-shot answer reads text before a lone <channel|> as reasoning, a decision streaming "
      "could only copy by holding all content; Sift answers content (docs/deviations.md)"),

@@ -172,6 +172,33 @@ impl ParserFactory {
         })
     }
 
+    /// The variants of a tool format that borrows a reasoning format's
+    /// grammar (`grammar_from`) for a pair that names no reasoning parser:
+    /// the grammar parses, but vLLM has no reasoning parser whose
+    /// `adjust_request` would run (the special-token rule is the tool
+    /// format's alone), and with `grammar_with_calls_only` a request that
+    /// parses no calls (`tool_choice: "none"`) reads the output as plain text.
+    pub fn borrowed(grammar: &FormatSpec, tools: &FormatSpec) -> Result<ParserFactory, FormatError> {
+        let mut f = ParserFactory::new(Some(grammar), Some(tools))?;
+        let unconfigured = |fmt: &Arc<Format>| {
+            let mut fmt = (**fmt).clone();
+            fmt.special.reasoning = None;
+            Arc::new(fmt)
+        };
+        f.native = unconfigured(&f.native);
+        f.required = unconfigured(&f.required);
+        f.named = unconfigured(&f.named);
+        f.plain = if tools.grammar_with_calls_only {
+            Arc::new(compile(None, None)?)
+        } else {
+            unconfigured(&f.plain)
+        };
+        for e in &mut f.entries {
+            e.2 = unconfigured(&e.2);
+        }
+        Ok(f)
+    }
+
     /// Binds every variant's special-token markers to a vocabulary.
     pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<ParserFactory, FormatError> {
         let mut entries = vec![];
