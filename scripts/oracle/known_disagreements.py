@@ -58,8 +58,9 @@ REASONS = [
     (r"\+plamo3/truncated-at-133 ", "a call cut inside the end marker of its name: vLLM's name includes the partial "
      "marker ('get_weather<|plamo:end_tool_name:'); Sift's name ends at the marker, dropped unfinished "
      "(drop_unfinished_marker)"),
-    (r"\+phi4_mini_json/three-calls(/v2)? ", "vLLM's answer is empty (its functools regex reads no call from these "
-     "arguments and the text lands in no field); Sift reads the calls"),
+    (r"\+phi4_mini_json/(three-calls|closer-in-string|nested-unicode)(/v2)? ", "vLLM's answer is empty (its "
+     "functools regex stops at the first ']', in a string or a nested list, reads no call from the broken JSON, and "
+     "the text lands in no field); Sift reads the calls"),
     (r"\+kimi_k2/truncated-at-69 ", "a call cut after its 'functions.NAME:' id: vLLM answers a call named "
      "'functions.get_weather:'; Sift drops the unreadable call, as vLLM's kimi_k2 parser drops a call whose id it "
      "cannot read (a first family: its corpus cases agree)"),
@@ -115,6 +116,9 @@ TEXT_LOSS = [
     (r"/(text-before-after|text-between)(/v\d+)?$",
      "deliberate: vLLM drops the text after a call (it lands in no field); Sift keeps it as content, and "
      "vllm_text_loss gives vLLM's answer (docs/deviations.md)"),
+    (r"/text-before(/v\d+)?$",
+     "deliberate: vLLM's answer with calls has no content here, the text before the call lands in no field; "
+     "Sift keeps it as content, and vllm_text_loss gives vLLM's answer (docs/deviations.md)"),
     (r"/call-inside-reasoning$",
      "deliberate: a call written inside reasoning ends it in both, and vLLM drops the text after the call (it "
      "lands in no field); Sift keeps it as content, and vllm_text_loss gives vLLM's answer (docs/deviations.md)"),
