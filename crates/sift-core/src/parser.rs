@@ -172,25 +172,31 @@ impl ParserFactory {
         })
     }
 
-    /// The same factory for a pair that names no reasoning parser: its
-    /// reasoning grammar only came from the tool format's `grammar_from`, so
-    /// vLLM's `skip_special_tokens` rule sees no reasoning parser (whose
-    /// `adjust_request` would run under `tool_choice: none`).
-    pub(crate) fn grammar_only(self) -> ParserFactory {
-        let strip = |f: &Arc<Format>| {
-            let mut f = (**f).clone();
-            f.special.reasoning = None;
-            Arc::new(f)
+    /// The variants of a tool format that borrows a reasoning format's
+    /// grammar (`grammar_from`) for a pair that names no reasoning parser:
+    /// the grammar parses, but vLLM has no reasoning parser whose
+    /// `adjust_request` would run (the special-token rule is the tool
+    /// format's alone), and with `grammar_with_calls_only` a request that
+    /// parses no calls (`tool_choice: "none"`) reads the output as plain text.
+    pub fn borrowed(grammar: &FormatSpec, tools: &FormatSpec) -> Result<ParserFactory, FormatError> {
+        let mut f = ParserFactory::new(Some(grammar), Some(tools))?;
+        let unconfigured = |fmt: &Arc<Format>| {
+            let mut fmt = (**fmt).clone();
+            fmt.special.reasoning = None;
+            Arc::new(fmt)
         };
-        ParserFactory {
-            entries: self.entries.iter().map(|(k, v, f)| (k.clone(), v.clone(), strip(f))).collect(),
-            native: strip(&self.native),
-            plain: strip(&self.plain),
-            required: strip(&self.required),
-            named: strip(&self.named),
-            templated: Arc::default(),
-            limits: self.limits,
+        f.native = unconfigured(&f.native);
+        f.required = unconfigured(&f.required);
+        f.named = unconfigured(&f.named);
+        f.plain = if tools.grammar_with_calls_only {
+            Arc::new(compile(None, None)?)
+        } else {
+            unconfigured(&f.plain)
+        };
+        for e in &mut f.entries {
+            e.2 = unconfigured(&e.2);
         }
+        Ok(f)
     }
 
     /// Binds every variant's special-token markers to a vocabulary.

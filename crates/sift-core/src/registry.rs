@@ -136,10 +136,14 @@ impl Registry {
         tools: Option<&str>,
     ) -> Result<ParserFactory, FormatError> {
         let t = tools.map(|n| self.tool(n)).transpose()?;
-        let grammar = t.and_then(|t| t.grammar_from.as_deref());
-        let r = reasoning.or(grammar).map(|n| self.reasoning(n)).transpose()?;
-        let f = ParserFactory::new(r.map(|a| &**a), t.map(|a| &**a))?;
-        Ok(if reasoning.is_none() && grammar.is_some() { f.grammar_only() } else { f })
+        let borrowed = t.and_then(|t| t.grammar_from.as_deref()).filter(|_| reasoning.is_none());
+        match (borrowed, t) {
+            (Some(g), Some(t)) => ParserFactory::borrowed(self.reasoning(g)?, t),
+            _ => ParserFactory::new(
+                reasoning.map(|n| self.reasoning(n)).transpose()?.map(|a| &**a),
+                t.map(|a| &**a),
+            ),
+        }
     }
 }
 

@@ -317,7 +317,9 @@ impl Engine {
                 _ => Step::Done,
             },
             Phase::Trail => Step::Took(bytes.len() - i),
-            Phase::Closed if matches!(self.fmt.states[cfg.done as usize].mode, Mode::Lost) => Step::Done,
+            Phase::Closed if cfg.rest || matches!(self.fmt.states[cfg.done as usize].mode, Mode::Lost) => {
+                Step::Done
+            }
             Phase::Closed => Step::Took(bytes.len() - i),
             Phase::Single => Step::Done,
         }

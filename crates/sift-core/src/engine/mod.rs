@@ -123,12 +123,14 @@ pub(crate) struct Engine {
     hdr: String,
     /// The header reached `MAX_HEADER` and was cut.
     hdr_full: bool,
+    /// The current header as the output wrote it (its markers spelled, the
+    /// prompt's bytes left out): what a header that never routes, or a
+    /// route that opens a call section, turns into text.
+    hdr_raw: String,
     /// Reasoning text was output (a `join` state separates what follows).
     wrote_reasoning: bool,
-    /// A header was routed (the output is framed), and where the output's
-    /// own bytes start in `hdr` (after a primed prompt's).
+    /// A header was routed (the output is framed).
     framed: bool,
-    hdr_start: usize,
     /// Whether anything was pushed yet.
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
@@ -146,6 +148,11 @@ pub(crate) struct Engine {
     /// content), so a cut or broken section loses no byte. Emitted in order,
     /// before the text that follows it.
     section: Option<String>,
+    /// A message a `section` route opened, before its body shows call
+    /// markup (a `section` transition or a call): it becomes the section
+    /// then, and is dropped with the message otherwise (vLLM's Muse parser
+    /// ignores a tool message without ATEM markup).
+    tentative: Option<String>,
     /// Prompt bytes are being read: they move the state, never a call's data.
     priming: bool,
     /// A call the prompt opened and the output continues: its index, id and
@@ -174,15 +181,16 @@ impl Engine {
             py: None,
             hdr: String::new(),
             hdr_full: false,
+            hdr_raw: String::new(),
             wrote_reasoning: false,
             framed: false,
-            hdr_start: 0,
             started: false,
             param_override: None,
             hold: None,
             hold_toggled: false,
             mute: 0,
             section: None,
+            tentative: None,
             priming: false,
             replay: None,
             ended_raw: None,
@@ -336,14 +344,16 @@ impl Engine {
         self.hold_finish(out);
         if let Mode::Header(h) = &self.fmt.states[self.state as usize].mode {
             if h.unrouted_content {
-                self.framed = false;
+                // A header no route took is content: its text, not the
+                // marker that opened it.
+                out.push_content(&std::mem::take(&mut self.hdr));
+                self.hdr_raw.clear();
             }
         }
         if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && !self.framed {
-            // Output with no framing at all is content, as vLLM reads it (a
-            // header that is content when no route takes it, too).
-            let from = self.hdr_start.min(self.hdr.len());
-            out.push_content(&self.hdr[from..]);
+            // Output with no framing at all is content, as vLLM reads it,
+            // its markers as written.
+            out.push_content(&std::mem::take(&mut self.hdr_raw));
             self.hdr.clear();
         }
         match self.fmt.states[self.state as usize].mode {
@@ -692,6 +702,9 @@ impl Engine {
                     // Cut: nothing more joins this header.
                 } else if self.hdr.len() + s.len() <= MAX_HEADER {
                     self.hdr.push_str(s);
+                    if !self.priming {
+                        self.hdr_raw.push_str(s);
+                    }
                 } else if (!self.framed || self.unrouted_content()) && !self.priming {
                     // It turns content at its MAX_HEADER-th byte (whole
                     // characters), wherever the deltas were cut; the rest is
@@ -701,11 +714,9 @@ impl Engine {
                     while !s.is_char_boundary(n) {
                         n -= 1;
                     }
-                    let from = self.hdr_start.min(self.hdr.len());
-                    out.push_content(&self.hdr[from..]);
+                    out.push_content(&std::mem::take(&mut self.hdr_raw));
                     out.push_content(&s[..n]);
                     self.hdr.clear();
-                    self.hdr_start = 0;
                     self.framed = true;
                     if let Some(c) = self.fmt.states.iter().position(|st| st.name == "content") {
                         self.state = c as StateId;
@@ -722,6 +733,9 @@ impl Engine {
                         n -= 1;
                     }
                     self.hdr.push_str(&s[..n]);
+                    if !self.priming {
+                        self.hdr_raw.push_str(&s[..n]);
+                    }
                     self.hdr_full = true;
                 }
             }
@@ -749,7 +763,11 @@ impl Engine {
                 }
             }
             (None, Some(sec)) => sec.push_str(s),
-            (None, None) => {}
+            (None, None) => {
+                if let Some(t) = &mut self.tentative {
+                    t.push_str(s)
+                }
+            }
         }
     }
 
@@ -802,7 +820,7 @@ impl Engine {
                 // A new header begins: the unrouted one is dropped (Inkling's
                 // second `<|message_model|>`).
                 self.hdr.clear();
-                self.hdr_start = 0;
+                self.hdr_raw.clear();
             }
         }
         if matches!(&self.fmt.states[self.state as usize].mode, Mode::Header(h) if !h.unrouted_content)
@@ -813,6 +831,7 @@ impl Engine {
             // below wrap around and spin).
             if !self.hdr_full && self.hdr.len() < MAX_HEADER {
                 self.hdr.push(' ');
+                self.hdr_raw.push_str(marker);
             }
         }
         let from = self.state;
@@ -823,7 +842,7 @@ impl Engine {
             self.call = None;
         }
         if tr.section && self.section.is_none() && self.call.is_none() {
-            self.section = Some(String::new());
+            self.section = Some(self.tentative.take().unwrap_or_default());
         }
         if !tr.call && !tr.reprocess {
             self.record(marker);
@@ -841,6 +860,12 @@ impl Engine {
             self.end_call(out);
         }
         if tr.call {
+            if let Some(t) = self.tentative.take() {
+                // The message's call markup: its text so far is the section's.
+                if self.section.is_none() {
+                    self.section = Some(t);
+                }
+            }
             self.begin_call();
             if !tr.reprocess {
                 self.record(marker);
@@ -857,6 +882,9 @@ impl Engine {
         self.state = tr.to;
         if moves {
             self.enter(tr.to, out);
+            if matches!(self.fmt.states[tr.to as usize].mode, Mode::Header(_)) {
+                self.hdr_raw.push_str(marker);
+            }
         }
         if let Some(fail_to) = tr.hold {
             self.hold_open(fail_to, if tr.reprocess { "" } else { marker });
@@ -879,20 +907,25 @@ impl Engine {
         let fmt = Arc::clone(&self.fmt);
         let Mode::Header(h) = &fmt.states[self.state as usize].mode else { return tr };
         let hdr = std::mem::take(&mut self.hdr);
-        let from = self.hdr_start.min(hdr.len());
+        let raw = std::mem::take(&mut self.hdr_raw);
         self.framed = true;
-        self.hdr_start = 0;
         // Call routes are off unless a tool grammar is composed.
         let has_tools = fmt.has_tools;
-        let Some((_, to, call, _)) =
+        let Some(&(_, to, call, _, section)) =
             h.routes.iter().find(|r| (has_tools || !(r.2 || r.3)) && hdr.contains(r.0.as_str()))
         else {
             if h.unrouted_content {
-                out.push_content(&hdr[from..]);
+                out.push_content(&hdr);
             }
             return crate::format::compiled::Trans { route: false, ..tr };
         };
-        if *call {
+        self.tentative = None;
+        if section && !self.priming && self.section.is_none() && self.call.is_none() {
+            // The message is a call section from its header on, once its
+            // body shows call markup (the route's marker follows, recorded).
+            self.tentative = Some(raw);
+        }
+        if call {
             let name = hdr.split(h.recipient.as_str()).nth(1).unwrap_or("");
             let name = name.split(|c: char| c.is_whitespace() || c == '<').next().unwrap_or("");
             let name = h.strip.iter().fold(name, |n, p| n.strip_prefix(p.as_str()).unwrap_or(n));
@@ -902,7 +935,7 @@ impl Engine {
                 self.commit(name.to_string(), None, out);
             }
         }
-        crate::format::compiled::Trans { to: *to, route: false, ..tr }
+        crate::format::compiled::Trans { to, route: false, ..tr }
     }
 
     /// The current state is a header that is content when no route takes it.
@@ -913,6 +946,10 @@ impl Engine {
     fn enter(&mut self, s: StateId, out: &mut Delta) {
         self.hold_enter(s);
         let fmt = Arc::clone(&self.fmt);
+        if matches!(fmt.states[s as usize].mode, Mode::Content | Mode::Lost | Mode::Reasoning) {
+            // A message that never showed call markup was framing.
+            self.tentative = None;
+        }
         if self.section.is_some()
             && self.call.is_none()
             && matches!(fmt.states[s as usize].mode, Mode::Content | Mode::Lost | Mode::Reasoning)
@@ -970,6 +1007,7 @@ impl Engine {
             Mode::Pythonic(_) => self.py = Some(Box::default()),
             Mode::Header(_) => {
                 self.hdr.clear();
+                self.hdr_raw.clear();
                 self.hdr_full = false;
             }
             _ => {}

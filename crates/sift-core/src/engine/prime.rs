@@ -33,7 +33,6 @@ impl Engine {
         self.started = false;
         // The output's framing is its own: a header the prompt routed does not count.
         self.framed = false;
-        self.hdr_start = self.hdr.len();
         self.mute = self.held.len();
         // Calls are numbered from the output's first: a call the prompt
         // closed is gone, one it left open (a harmony header naming a

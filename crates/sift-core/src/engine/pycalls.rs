@@ -218,7 +218,9 @@ impl Engine {
                 ')' => self.py_call_end(out),
                 _ => self.py_bad(),
             },
-            Phase::Trail => Step::Took,
+            // Text after the list is the `done` state's (content): the calls
+            // already streamed, and no byte after them is dropped.
+            Phase::Trail => Step::Done,
         }
     }
 

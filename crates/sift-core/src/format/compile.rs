@@ -182,6 +182,7 @@ fn content_spec() -> FormatSpec {
         drop_content_after_calls: false,
         calls_kept_when_none: false,
         grammar_from: None,
+        grammar_with_calls_only: false,
         alias_calls_kept_when_none: vec![],
         keep_special_tokens: None,
         alias_keep_special_tokens: BTreeMap::new(),
@@ -530,6 +531,7 @@ fn compile_mode(
                     empty_args: t.empty_args,
                     keyed: t.keyed,
                     single: t.single,
+                    rest: t.rest,
                 }))
             }
             "header" => {
@@ -537,7 +539,7 @@ fn compile_mode(
                 for r in &t.routes {
                     let name = if g == 1 { tool_state(&r.to) } else { r.to.clone() };
                     match b.state_index.get(&name) {
-                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call, r.tools)),
+                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call, r.tools, r.section)),
                         // A call route into a state no composed grammar defines is off.
                         None if r.call => {}
                         None => {

@@ -40,13 +40,16 @@ pub(crate) struct EnvelopeCfg {
     pub keyed: bool,
     /// Exactly one object; what follows goes to `done`.
     pub single: bool,
+    /// Text after the closed envelope goes to `done`.
+    pub rest: bool,
 }
 
 /// A header state's routing.
 #[derive(Debug, Clone)]
 pub(crate) struct HeaderCfg {
-    /// (text the header contains, target, is a call, only with tools).
-    pub routes: Vec<(String, StateId, bool, bool)>,
+    /// (text the header contains, target, is a call, only with tools,
+    /// opens a call section).
+    pub routes: Vec<(String, StateId, bool, bool, bool)>,
     pub recipient: String,
     pub strip: Vec<String>,
     /// A header no route takes is content (else it is dropped, and only

@@ -90,6 +90,12 @@ pub struct FormatSpec {
     /// own grammar whatever the pair).
     #[serde(default)]
     pub grammar_from: Option<String>,
+    /// With `grammar_from`: the borrowed grammar serves only while calls are
+    /// parsed. Under `tool_choice: "none"` vLLM runs no parser at all for a
+    /// pair without a reasoning parser, so the output is plain content
+    /// (Muse's ATEM messages; harmony is parsed whatever the choice).
+    #[serde(default)]
+    pub grammar_with_calls_only: bool,
     /// Reasoning formats: vLLM's reasoning parser is not engine-based, so
     /// under `tool_choice: "none"` its pair never runs the tool parser and
     /// the calls' markup stays content, even where the tool format's
@@ -340,6 +346,10 @@ pub struct ModeTable {
     /// `envelope`: exactly one object; whatever follows it goes to `done`.
     #[serde(default)]
     pub single: bool,
+    /// `envelope`: text after the closed envelope goes to `done` (not
+    /// swallowed), so the `done` state decides what it is.
+    #[serde(default)]
+    pub rest: bool,
     /// `xml`: the text that introduces every element tag.
     #[serde(default)]
     pub prefix: Option<String>,
@@ -368,6 +378,12 @@ pub struct RouteSpec {
     /// route) but opens no call: the message's own markup names its calls.
     #[serde(default)]
     pub tools: bool,
+    /// The message is a call section from its header on (as a transition's
+    /// `section`): its text, header included, is content unless a call in
+    /// it commits (Muse: vLLM answers a tool message with no complete call
+    /// as the raw text).
+    #[serde(default)]
+    pub section: bool,
 }
 
 /// A transition: a target state name, or a table.
