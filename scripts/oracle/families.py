@@ -144,26 +144,28 @@ def _pythonic(calls):
     return "[" + ", ".join(f"{n}(" + ", ".join(f"{k}={py(v)}" for k, v in a.items()) + ")" for n, a in calls) + "]"
 
 
+def _sectioned(begin, end, call, param, call_end, calls):
+    """One section of calls, a line each for its opener, every call's opener,
+    each parameter and the call's closer (K2 Horizon's and MiniMax-M2's XML)."""
+    out = [begin]
+    for n, a in calls:
+        out.append(call.format(n=n))
+        out += [param.format(k=k, v=sval(v)) for k, v in a.items()]
+        out.append(call_end)
+    out.append(end)
+    return "\n".join(out)
+
+
 def _k2_horizon(calls):
     """K2 Horizon's template default (`tool_call_format` xml): the request
     leaves that kwarg unset, so vLLM's parser expects this, not the JSON form."""
-    out = ["<ifm|tool_calls>"]
-    for n, a in calls:
-        out.append(f"<ifm|tool_call>{n}")
-        out += [f"<ifm|arg_key>{k}</ifm|arg_key>\n<ifm|arg_value>{sval(v)}</ifm|arg_value>" for k, v in a.items()]
-        out.append("</ifm|tool_call>")
-    out.append("</ifm|tool_calls>")
-    return "\n".join(out)
+    return _sectioned("<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>{n}",
+                      "<ifm|arg_key>{k}</ifm|arg_key>\n<ifm|arg_value>{v}</ifm|arg_value>", "</ifm|tool_call>", calls)
 
 
 def _minimax_m2(calls):
-    out = ["<minimax:tool_call>"]
-    for n, a in calls:
-        out.append(f'<invoke name="{n}">')
-        out += [f'<parameter name="{k}">{sval(v)}</parameter>' for k, v in a.items()]
-        out.append("</invoke>")
-    out.append("</minimax:tool_call>")
-    return "\n".join(out)
+    return _sectioned("<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="{n}">',
+                      '<parameter name="{k}">{v}</parameter>', "</invoke>", calls)
 
 
 def _minimax_m3(calls):
