@@ -164,6 +164,11 @@ impl JsonScanner {
         self.bad
     }
 
+    /// True inside an open string (a key or a value), before any invalid byte.
+    pub fn in_string(&self) -> bool {
+        !self.bad && matches!(self.st, St::Str { .. } | St::Key { .. })
+    }
+
     /// True while nothing but white space was fed.
     pub fn is_empty(&self) -> bool {
         self.st == St::Start

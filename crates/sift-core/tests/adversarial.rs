@@ -225,12 +225,12 @@ fn a_marker_inside_a_json_string_is_text() {
     let f = factory(None, Some("hermes"));
     let text = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": \"a </tool_call> b <tool_call> c\"}}\n</tool_call>";
     let (m, _) = check(&f, &tools(&["f"]), Limits::default(), text);
-    // The first `</tool_call>` closes the call (vLLM's hermes regex is not
-    // JSON-aware either); the committed call keeps its valid prefix, closed,
-    // and the text after the marker is content.
+    // Hermes reads markers inside an open JSON string as the string's text
+    // (`markers_in_strings = "text"`): the call is whole. vLLM's non-greedy
+    // regex fails the call and answers it as content (docs/deviations.md).
     assert_eq!(m.tool_calls.len(), 1);
-    assert_eq!(m.tool_calls[0].arguments, "{\"x\": \"a \"}");
-    assert_eq!(m.content.as_deref(), Some(" b <tool_call> c\"}}\n</tool_call>"));
+    assert_eq!(m.tool_calls[0].arguments, "{\"x\": \"a </tool_call> b <tool_call> c\"}");
+    assert_eq!(m.content, None);
 }
 
 #[test]

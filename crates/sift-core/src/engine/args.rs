@@ -38,6 +38,11 @@ impl RawJson {
         self.scan.is_complete()
     }
 
+    /// True inside an open string of a value still being read.
+    pub fn in_string(&self) -> bool {
+        self.started && !self.stopped && self.scan.in_string()
+    }
+
     /// Non-white-space bytes accepted (for commit decisions).
     pub fn fed(&self) -> usize {
         self.scan.fed()

@@ -325,6 +325,20 @@ impl Engine {
         }
     }
 
+    /// Whether the envelope is inside an open JSON string: a key, the name,
+    /// the arguments' strings or a skipped value's.
+    pub(super) fn env_in_string(&self) -> bool {
+        let Some(env) = &self.env else { return false };
+        match env.phase {
+            Phase::InKey | Phase::NameStr => true,
+            Phase::ArgsVal => {
+                matches!(self.call.as_ref().map(|c| &c.args), Some(ArgsW::Raw(r)) if r.in_string())
+            }
+            Phase::SkipVal => env.skip.in_string(),
+            _ => false,
+        }
+    }
+
     fn env_args(&mut self, s: &str, i: usize, out: &mut Delta) -> Step {
         let mut used = 0;
         let mut stopped = false;

@@ -29,7 +29,7 @@ mod relaxed;
 mod unwrap;
 mod xmlargs;
 
-use crate::format::compiled::{Mode, NameStyle, Uncommitted};
+use crate::format::compiled::{BareValues, Mode, NameStyle, Uncommitted};
 use crate::format::{Format, StateId, TermId};
 use crate::json::JsonScanner;
 use crate::message::Delta;
@@ -441,6 +441,20 @@ impl Engine {
                     pos = text_start;
                     continue;
                 }
+                if self.marker_is_string_text() {
+                    // The string's text (`markers_in_strings = "text"`): the
+                    // kernel gets its bytes with the text after it, and the
+                    // search goes on from its next byte.
+                    if self.id_mode && token {
+                        let t = self.fmt.canon(t);
+                        if let Some(j) = self.pending.iter().position(|x| *x == t) {
+                            self.pending.remove(j);
+                        }
+                    }
+                    text_start = p;
+                    pos = p + 1;
+                    continue;
+                }
                 // A reprocessed marker is read again in the next state: its
                 // id stays queued for that reading.
                 if self.id_mode && token && !tr.reprocess {
@@ -504,6 +518,24 @@ impl Engine {
             } else {
                 pos = p + 1;
             }
+        }
+    }
+
+    /// Whether a marker found now is text of an open JSON string of the
+    /// call (`markers_in_strings = "text"`). The kernel has read every byte
+    /// before the marker, so the answer depends on the bytes alone, never
+    /// on where the deltas were cut.
+    fn marker_is_string_text(&self) -> bool {
+        use crate::format::spec::MarkersInStrings;
+        if self.fmt.calls.markers_in_strings != MarkersInStrings::Text || self.priming {
+            return false;
+        }
+        match &self.fmt.states[self.state as usize].mode {
+            Mode::Args(_) => {
+                matches!(self.call.as_ref().map(|c| &c.args), Some(ArgsW::Raw(r)) if r.in_string())
+            }
+            Mode::Envelope(_) => self.env_in_string(),
+            _ => false,
         }
     }
 
@@ -814,7 +846,7 @@ impl Engine {
     }
 
     fn apply(&mut self, tr: crate::format::compiled::Trans, marker: &str, out: &mut Delta) {
-        let tr = if tr.route { self.route(tr, out) } else { tr };
+        let tr = if tr.route { self.route(tr, marker, out) } else { tr };
         if let Mode::Header(h) = &self.fmt.states[self.state as usize].mode {
             if h.unrouted_content && tr.to == self.state {
                 // A new header begins: the unrouted one is dropped (Inkling's
@@ -902,6 +934,7 @@ impl Engine {
     fn route(
         &mut self,
         tr: crate::format::compiled::Trans,
+        marker: &str,
         out: &mut Delta,
     ) -> crate::format::compiled::Trans {
         let fmt = Arc::clone(&self.fmt);
@@ -911,15 +944,22 @@ impl Engine {
         self.framed = true;
         // Call routes are off unless a tool grammar is composed.
         let has_tools = fmt.has_tools;
-        let Some(&(_, to, call, _, section)) =
-            h.routes.iter().find(|r| (has_tools || !(r.2 || r.3)) && hdr.contains(r.0.as_str()))
+        let Some(r) = h
+            .routes
+            .iter()
+            .find(|r| (has_tools || !(r.call || r.tools)) && hdr.contains(r.contains.as_str()))
         else {
             if h.unrouted_content {
                 out.push_content(&hdr);
             }
             return crate::format::compiled::Trans { route: false, ..tr };
         };
+        let (to, call, section) = (r.to, r.call, r.section);
         self.tentative = None;
+        if r.raw && !self.priming {
+            out.push_content(&raw);
+            out.push_content(marker);
+        }
         if section && !self.priming && self.section.is_none() && self.call.is_none() {
             // The message is a call section from its header on, once its
             // body shows call markup (the route's marker follows, recorded).
@@ -981,10 +1021,14 @@ impl Engine {
                     }
                 }
             }
-            Mode::Relaxed(schema) => {
-                let mode = if *schema { relaxed::Bare::Schema } else { relaxed::Bare::Literal };
+            Mode::Relaxed(values) => {
                 let tools = Arc::clone(&self.set.tools);
                 if let Some(c) = &mut self.call {
+                    let mode = match values {
+                        BareValues::Schema => relaxed::Bare::Schema,
+                        BareValues::Declared if tools.has_params(&c.name) => relaxed::Bare::Schema,
+                        BareValues::Declared | BareValues::Literal => relaxed::Bare::Literal,
+                    };
                     if matches!(c.args, ArgsW::None) {
                         c.args = ArgsW::Relaxed(relaxed::Relaxed::new(mode, &c.name, tools));
                     }

@@ -304,8 +304,9 @@ pub fn compile_entry(
         let mut mode = compile_mode(&b, spec, sname, mode, *g)?;
         if let (Mode::Relaxed(_), Some(v)) = (&mode, r.relaxed_values.as_deref()) {
             mode = match v {
-                "literal" => Mode::Relaxed(false),
-                "schema" => Mode::Relaxed(true),
+                "literal" => Mode::Relaxed(BareValues::Literal),
+                "schema" => Mode::Relaxed(BareValues::Schema),
+                "declared" => Mode::Relaxed(BareValues::Declared),
                 other => return Err(FormatError::BadMode { state: sname.clone(), mode: other.into() }),
             };
         }
@@ -489,7 +490,7 @@ fn compile_mode(
             "param_name" => Mode::ParamName,
             "param_value" => Mode::ParamValue,
             "args" => Mode::Args(None),
-            "relaxed" => Mode::Relaxed(false),
+            "relaxed" => Mode::Relaxed(BareValues::Literal),
             "relaxed_string" => Mode::RelaxedStr,
             "blank" => Mode::Blank,
             other => return Err(bad(other)),
@@ -539,7 +540,14 @@ fn compile_mode(
                 for r in &t.routes {
                     let name = if g == 1 { tool_state(&r.to) } else { r.to.clone() };
                     match b.state_index.get(&name) {
-                        Some(&sid) => routes.push((r.contains.clone(), sid, r.call, r.tools, r.section)),
+                        Some(&sid) => routes.push(super::compiled::Route {
+                            contains: r.contains.clone(),
+                            to: sid,
+                            call: r.call,
+                            tools: r.tools,
+                            section: r.section,
+                            raw: r.raw,
+                        }),
                         // A call route into a state no composed grammar defines is off.
                         None if r.call => {}
                         None => {
@@ -572,8 +580,9 @@ fn compile_mode(
                 Mode::Pythonic(Box::new(PyCfg { bracketed: t.bracketed, done, fail }))
             }
             "relaxed" => match t.values.as_deref() {
-                None | Some("literal") => Mode::Relaxed(false),
-                Some("schema") => Mode::Relaxed(true),
+                None | Some("literal") => Mode::Relaxed(BareValues::Literal),
+                Some("schema") => Mode::Relaxed(BareValues::Schema),
+                Some("declared") => Mode::Relaxed(BareValues::Declared),
                 Some(other) => return Err(bad(other)),
             },
             "xml" => {
@@ -676,7 +685,7 @@ fn check_reachable(f: &Format, roots: &[StateId]) -> Result<(), FormatError> {
             stack.push(e.fail);
         }
         if let Mode::Header(h) = &st.mode {
-            stack.extend(h.routes.iter().map(|r| r.1));
+            stack.extend(h.routes.iter().map(|r| r.to));
         }
     }
     match seen.iter().position(|s| !s) {

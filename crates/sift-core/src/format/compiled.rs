@@ -44,12 +44,37 @@ pub(crate) struct EnvelopeCfg {
     pub rest: bool,
 }
 
+/// How a relaxed body's bare values are read (`values`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BareValues {
+    /// JSON literals (`literal`).
+    Literal,
+    /// Typed by the tool schema, text where it has none (`schema`).
+    Schema,
+    /// As `schema` for a function whose parameters the request declares,
+    /// else as `literal` (`declared`: vLLM's standalone Gemma 4 parser).
+    Declared,
+}
+
+/// One header route (`RouteSpec`, compiled).
+#[derive(Debug, Clone)]
+pub(crate) struct Route {
+    pub contains: String,
+    pub to: StateId,
+    /// The message is a call to the header's recipient.
+    pub call: bool,
+    /// Counts only when a tool grammar is composed.
+    pub tools: bool,
+    /// Opens a call section.
+    pub section: bool,
+    /// The header as written, and its routing marker, are content.
+    pub raw: bool,
+}
+
 /// A header state's routing.
 #[derive(Debug, Clone)]
 pub(crate) struct HeaderCfg {
-    /// (text the header contains, target, is a call, only with tools,
-    /// opens a call section).
-    pub routes: Vec<(String, StateId, bool, bool, bool)>,
+    pub routes: Vec<Route>,
     pub recipient: String,
     pub strip: Vec<String>,
     /// A header no route takes is content (else it is dropped, and only
@@ -93,8 +118,8 @@ pub(crate) enum Mode {
     /// committed call) goes there (`{ kind = "args", done = "after" }`).
     Args(Option<StateId>),
     Envelope(Box<EnvelopeCfg>),
-    /// Relaxed object notation (Gemma); `true`: bare values typed by schema.
-    Relaxed(bool),
+    /// Relaxed object notation (Gemma), and how its bare values are read.
+    Relaxed(BareValues),
     /// Text between the relaxed notation's string delimiters.
     RelaxedStr,
     /// Python call syntax.

@@ -384,6 +384,11 @@ pub struct RouteSpec {
     /// as the raw text).
     #[serde(default)]
     pub section: bool,
+    /// The header as written, with the marker that routed it, is content
+    /// (Muse: with no tool parser, vLLM answers a message to a tool as
+    /// written, framing included).
+    #[serde(default)]
+    pub raw: bool,
 }
 
 /// A transition: a target state name, or a table.
@@ -453,6 +458,17 @@ pub struct TransitionTable {
     /// a state that outputs text, or an uncommitted call's text becomes content.
     #[serde(default)]
     pub section: bool,
+}
+
+/// What a marker inside an open JSON string of a call is (`markers_in_strings`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkersInStrings {
+    /// The marker acts as it would anywhere in its state.
+    #[default]
+    Markers,
+    /// The marker is text of the string.
+    Text,
 }
 
 /// What happens to calls that never got a name.
@@ -529,6 +545,12 @@ pub struct CallPolicy {
     /// A held call that names one parameter twice fails its group.
     #[serde(default)]
     pub unique_params: bool,
+    /// What a marker spelled inside an open JSON string of a call (its name,
+    /// a key, a string value) is: `markers` (default: it acts, cutting the
+    /// string) or `text` (it is the string's text, as regexes that match
+    /// the call as a whole read it: DeepSeek V3's, ERNIE's, Hermes').
+    #[serde(default)]
+    pub markers_in_strings: MarkersInStrings,
     /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
     /// parameter is one of them, not declared by a function that declares
     /// parameters, gets the wrapped object as its arguments when all its keys
