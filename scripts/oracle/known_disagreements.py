@@ -56,11 +56,6 @@ REASONS = [
      "arguments before it and the rest as content, Gemma 4 drops the rest into no field, Mistral reads the rest as "
      "a second call named by the string's tail); Sift reads the marker as the string's text and answers the whole "
      "call (markers_in_strings = \"text\", docs/deviations.md)"),
-    (r"^oracle/none\+inkling/(closer-in-string|two-calls|three-calls|parallel-false|required-two)(/v\d+)?\s",
-     "not fixed yet: after a call, vLLM's Inkling tool parser alone reads the next message's <|message_model|> "
-     "header (and a stray <|end_message|>) as markup; Sift's Inkling tool grammar alone returns to content, where "
-     "they are text (with the Inkling reasoning parser composed they are read). Next step: let the composed "
-     "reasoning grammar's readings win over the tool grammar's in a merged content state (docs/deviations.md)"),
     (r"\+minicpm5/closer-in-string(/v\d+)?\s",
      "a block that is not well-formed XML (a '</param>' inside a value): vLLM's MiniCPM5 parser falls back to a "
      "regex that strips each value's white space ('what does'); Sift keeps the value as written ('what does ') "

@@ -111,8 +111,22 @@ impl Builder {
                 tt.to = rename(&tt.to);
                 tt.hold = tt.hold.as_deref().map(rename);
                 for (k, &slot) in slots.iter().enumerate() {
-                    // In the entry the tool grammar's own reading of a spelling wins.
                     let spells = &self.terminals[t as usize].spellings;
+                    if k == 0 && g == 0 {
+                        // In the merged content state the reasoning grammar's
+                        // reading of a marker wins over a tool grammar's that
+                        // opens no call: the tool grammar's is how it reads the
+                        // marker alone (Inkling's next message header).
+                        let tool_terms: Vec<TermId> =
+                            self.term_index.iter().filter(|((gg, _), _)| *gg == 1).map(|(_, &u)| u).collect();
+                        let terminals = &self.terminals;
+                        self.states[slot].2.retain(|(u, tr)| {
+                            !(tool_terms.contains(u)
+                                && !tr.call
+                                && terminals[*u as usize].spellings.iter().any(|sp| spells.contains(sp)))
+                        });
+                    }
+                    // In the entry the tool grammar's own reading of a spelling wins.
                     let taken = self.states[slot].2.iter().any(|(u, _)| {
                         self.terminals[*u as usize].spellings.iter().any(|sp| spells.contains(sp))
                     });
