@@ -1,6 +1,9 @@
 //! The split checker: one output parsed one-shot must equal the same output
 //! streamed in any cut — every two-way cut at a char boundary (short
-//! outputs), one char per delta, and seeded random multi-byte chunks.
+//! outputs), one char per delta, and seeded random multi-byte chunks — and
+//! after every delta of those streams each call's arguments so far must be a
+//! prefix of its final one-shot arguments (the watermark contract: a client
+//! that concatenates fragments never sees a byte taken back).
 
 use crate::answer::message_json;
 use sift_core::{Folder, Message, ParserFactory, Request};
@@ -45,6 +48,41 @@ pub fn random_chunks(text: &str, seed: u64, max: usize) -> Vec<&str> {
     out
 }
 
+/// Streams `chunks`, checking after every delta that each call's arguments
+/// so far are a prefix of `one`'s; the folded answer, or where it broke.
+fn stream_as_prefixes(
+    f: &ParserFactory,
+    req: &Request,
+    chunks: &[&str],
+    one: &Message,
+) -> Result<Message, String> {
+    let mut p = f.parser(req);
+    let mut fold = Folder::default();
+    let mut args: Vec<String> = vec![];
+    let deltas = chunks.iter().map(Some).chain([None]);
+    for (i, c) in deltas.enumerate() {
+        let d = match c {
+            Some(c) => p.push(c, None),
+            None => p.finish(),
+        };
+        for call in &d.tool_calls {
+            if args.len() <= call.index {
+                args.resize(call.index + 1, String::new());
+            }
+            args[call.index].push_str(&call.arguments);
+            let fin = one.tool_calls.get(call.index).map_or("", |c| c.arguments.as_str());
+            if !fin.starts_with(&args[call.index]) {
+                return Err(format!(
+                    "after delta {i}: streamed arguments {:?} are not a prefix of {fin:?}",
+                    args[call.index]
+                ));
+            }
+        }
+        fold.push(&d);
+    }
+    Ok(fold.finish())
+}
+
 /// Checks every cut of `text`; returns a description of the first difference.
 /// `full_byte_limit`: outputs up to this many bytes are cut at every boundary.
 pub fn check_splits(
@@ -54,7 +92,8 @@ pub fn check_splits(
     full_byte_limit: usize,
 ) -> Result<(), String> {
     let one = f.parse(req, text, None);
-    let same = |how: &str, m: Message| -> Result<(), String> {
+    let same = |how: &str, chunks: &[&str]| -> Result<(), String> {
+        let m = stream_as_prefixes(f, req, chunks, &one).map_err(|e| format!("{how}: {e}"))?;
         if m == one {
             Ok(())
         } else {
@@ -62,16 +101,16 @@ pub fn check_splits(
         }
     };
     let chars: Vec<&str> = crate::stream_chunks(text, None);
-    same("one char per delta", stream_message(f, req, &chars))?;
+    same("one char per delta", &chars)?;
     if text.len() <= full_byte_limit {
         for cut in boundaries(text) {
             let parts = [&text[..cut], &text[cut..]];
-            same(&format!("cut at byte {cut}"), stream_message(f, req, &parts))?;
+            same(&format!("cut at byte {cut}"), &parts)?;
         }
     }
     for seed in 1..=4u64 {
         let parts = random_chunks(text, seed, 1 + 7 * seed as usize);
-        same(&format!("random chunks seed {seed}"), stream_message(f, req, &parts))?;
+        same(&format!("random chunks seed {seed}"), &parts)?;
     }
     Ok(())
 }

@@ -317,6 +317,34 @@ impl Folder {
         }
     }
 
+    /// Folds one delta in, taking its strings where nothing came before
+    /// them (a one-shot parse's single delta becomes the message without
+    /// copying its text).
+    pub fn push_owned(&mut self, d: Delta) {
+        fn join(to: &mut String, s: String) {
+            if to.is_empty() {
+                *to = s;
+            } else {
+                to.push_str(&s);
+            }
+        }
+        join(&mut self.reasoning, d.reasoning);
+        join(&mut self.content, d.content);
+        for c in d.tool_calls {
+            while self.calls.len() <= c.index {
+                self.calls.push(ToolCall::default());
+            }
+            let call = &mut self.calls[c.index];
+            if let Some(id) = c.id {
+                join(&mut call.id, id);
+            }
+            if let Some(name) = c.name {
+                join(&mut call.name, name);
+            }
+            join(&mut call.arguments, c.arguments);
+        }
+    }
+
     /// The folded message.
     pub fn finish(self) -> Message {
         let opt = |s: String| if s.is_empty() { None } else { Some(s) };

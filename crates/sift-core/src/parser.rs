@@ -442,7 +442,7 @@ impl Parser {
         self.push_into(text, ids, &mut d);
         self.finish_into(&mut d);
         let mut f = Folder::default();
-        f.push(&d);
+        f.push_owned(d);
         f.finish()
     }
 

@@ -458,3 +458,130 @@ fn fuzz_a_refused_dict_key_leaves_object_arguments() {
         assert_eq!(m.tool_calls[1].arguments, args, "{text}");
     }
 }
+
+/// Streams `pieces`, checking after every delta that each call's arguments
+/// so far are a prefix of `one`'s final ones (the watermark contract the
+/// `pairs` fuzz target checks), and returns the folded answer.
+fn streamed_as_prefixes(f: &ParserFactory, req: &Request, pieces: &[&str], one: &Message) -> Message {
+    let mut p = f.parser(req);
+    let (mut fold, mut d) = (Folder::default(), Delta::default());
+    let mut args: Vec<String> = vec![];
+    for (i, s) in pieces.iter().map(Some).chain([None]).enumerate() {
+        d.clear();
+        match s {
+            Some(s) => p.push_into(s, None, &mut d),
+            None => p.finish_into(&mut d),
+        }
+        fold.push(&d);
+        for c in &d.tool_calls {
+            if args.len() <= c.index {
+                args.resize(c.index + 1, String::new());
+            }
+            args[c.index].push_str(&c.arguments);
+            let fin = one.tool_calls.get(c.index).map_or("", |c| c.arguments.as_str());
+            assert!(
+                fin.starts_with(&args[c.index]),
+                "after delta {i} of {pieces:?}: streamed {:?}, final {fin:?}",
+                args[c.index]
+            );
+        }
+    }
+    fold.finish()
+}
+
+/// Fuzz (`pairs`, `granite_toolcall_parser`; was
+/// `fuzz/open/pairs-streamed-args-not-prefix`): a parameter value starting
+/// `\n\n<too…`, cut after its first newline, lost its second newline too in
+/// the stream (the buffer was empty again after the wrapping newline was
+/// dropped, and the next newline was taken for it), so the streamed
+/// `"<too` was not a prefix of the final `"\n<too…`. Every format with
+/// XML-style parameters, values with leading and trailing newlines, white
+/// space, `null` and markup, cut at every byte and at every pair of bytes
+/// around the value: streamed arguments stay a prefix of the final ones and
+/// the answer equals one shot.
+#[test]
+fn fuzz_a_held_wrapping_newline_is_never_overtaken_however_cut() {
+    // `KEY` and `VAL`: the parameter's name and value; a second parameter follows.
+    let q = "<tool_call>\n<function=get_weather>\n<parameter=KEY>\nVAL\n</parameter>\n<parameter=code>\nb\n</parameter>\n</function>\n</tool_call>";
+    let dsml = |calls: &str, p: &str| {
+        format!(
+            "<｜DSML｜{calls}>\n<｜DSML｜{p}invoke name=\"get_weather\">\n<｜DSML｜{p}parameter name=\"KEY\" string=\"true\">VAL</｜DSML｜{p}parameter>\n<｜DSML｜{p}parameter name=\"code\" string=\"true\">b</｜DSML｜{p}parameter>\n</｜DSML｜{p}invoke>\n</｜DSML｜{calls}>"
+        )
+    };
+    let kv = |open: &str, close: &str, sep: &str| {
+        format!("{open}get_weather{sep}\n<arg_key>KEY</arg_key>\n<arg_value>VAL</arg_value>\n<arg_key>code</arg_key>\n<arg_value>b</arg_value>\n{close}")
+    };
+    let formats: Vec<(&str, String)> = vec![
+        ("granite_toolcall_parser", q.into()),
+        ("qwen3_coder", q.into()),
+        ("step3p5", q.into()),
+        ("mimo", q.into()),
+        ("seed_oss", q.replace("tool_call>", "seed:tool_call>")),
+        ("zaya", q.replace("tool_call>", "zyphra_tool_call>")),
+        ("deepseek_v32", dsml("function_calls", "")),
+        ("deepseek_v41", dsml(" calls", " ")),
+        ("glm45", kv("<tool_call>", "</tool_call>", "")),
+        ("poolside_v1", kv("<tool_call>", "</tool_call>", "")),
+        ("hy_v3", kv("<tool_calls><tool_call>", "</tool_call></tool_calls>", "<tool_sep>")),
+        ("hy_v4", kv("<tool_calls><tool_call>", "</tool_call></tool_calls>", "")),
+        ("k2_horizon", kv("<ifm|tool_calls>\n<ifm|tool_call>", "</ifm|tool_call>\n</ifm|tool_calls>", "")
+            .replace("<arg_", "<ifm|arg_")
+            .replace("</arg_", "</ifm|arg_")),
+        ("minimax_m2", "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"KEY\">VAL</parameter>\n<parameter name=\"code\">b</parameter>\n</invoke>\n</minimax:tool_call>".into()),
+        ("minicpm5", "<function name=\"get_weather\"><param name=\"KEY\">VAL</param><param name=\"code\">b</param></function>".into()),
+        ("step3", "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"KEY\">VAL</steptml:parameter><steptml:parameter name=\"code\">b</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>".into()),
+        ("kimi_k3", "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"KEY\" type=\"string\"<|sep|>VAL<|close|>argument<|sep|><|open|>argument key=\"code\" type=\"string\"<|sep|>b<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>".into()),
+    ];
+    let values = [
+        "\n\n<tool_call><function=get_weather>",
+        "\n\nx",
+        "\n\n",
+        "\n",
+        "\n\n\n",
+        "\nnull",
+        "\n\nnull",
+        "null\n\n",
+        "\nnull\n",
+        "a\n\n",
+        " \n x \n ",
+        "\r\n\r\nz\r\n",
+        "<![CDATA[\n\nq]]>\n\n",
+    ];
+    let req = tools(&["get_weather"]);
+    for (tool, template) in &formats {
+        let f = factory(None, Some(tool));
+        // The template is a call in its format (not content).
+        let plain = template.replacen("KEY", "x", 1).replacen("VAL", "v", 1);
+        assert_eq!(f.parse(&req, &plain, None).tool_calls.len(), 1, "{tool}: {plain:?}");
+        for key in ["x", "n"] {
+            for v in values {
+                let text = template.replacen("KEY", key, 1).replacen("VAL", v, 1);
+                let one = f.parse(&req, &text, None);
+                let at = text.find(v).expect("value in text");
+                let near: Vec<usize> = (at.saturating_sub(4)..=(at + v.len() + 4).min(text.len()))
+                    .filter(|&i| text.is_char_boundary(i))
+                    .collect();
+                let every: Vec<usize> = (0..=text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+                let check = |cuts: &[usize]| {
+                    let mut pieces = vec![];
+                    let mut from = 0;
+                    for &c in cuts.iter().chain([&text.len()]) {
+                        pieces.push(&text[from..c]);
+                        from = c;
+                    }
+                    let m = streamed_as_prefixes(&f, &req, &pieces, &one);
+                    assert!(m == one, "{tool}: {pieces:?}: streamed differs from one-shot");
+                };
+                for &i in &every {
+                    check(&[i]);
+                }
+                for (n, &i) in near.iter().enumerate() {
+                    for &j in &near[n..] {
+                        check(&[i, j]);
+                    }
+                }
+                check(&every[1..]);
+            }
+        }
+    }
+}

@@ -131,6 +131,12 @@ struct Value {
     buf: String,
     /// String: nothing emitted yet (the opening quote is still held).
     at_start: bool,
+    /// String: no value text has come yet, so a newline now is the leading
+    /// wrapping one. Only the value's first byte can be: once it is dropped
+    /// the buffer is empty again, and a second newline in a later delta must
+    /// not be taken for it (fuzz: `\n` | `\n<too…` streamed `"<too` while
+    /// one shot kept the second newline).
+    fresh: bool,
     /// String: text is kept exactly as written (inside a CDATA section).
     verbatim: bool,
     /// String: `null` is text, never JSON `null`.
@@ -240,8 +246,15 @@ impl Params {
         escape_into(out, if self.verbatim_keys { key } else { key.trim() });
         out.push_str("\": ");
         self.count += 1;
-        self.value =
-            Some(Value { ty, buf: String::new(), at_start: true, literal, verbatim: false, coerce: None });
+        self.value = Some(Value {
+            ty,
+            buf: String::new(),
+            at_start: true,
+            fresh: true,
+            literal,
+            verbatim: false,
+            coerce: None,
+        });
     }
 
     /// Opens parameter `key` as vLLM's parser engine types it.
@@ -290,11 +303,15 @@ impl Params {
             escape_into(out, s);
             return;
         }
+        if s.is_empty() {
+            return;
+        }
         v.buf.push_str(s);
+        if std::mem::take(&mut v.fresh) && v.buf.starts_with('\n') {
+            v.buf.remove(0);
+        }
         if v.at_start {
-            if v.buf.starts_with('\n') {
-                v.buf.remove(0);
-            } else if v.buf.is_empty() {
+            if v.buf.is_empty() {
                 return;
             }
             // A value that may still turn out to be `null` is held.
@@ -326,6 +343,7 @@ impl Params {
         }
         v.verbatim = on;
         if on {
+            v.fresh = false;
             if v.at_start {
                 out.push('"');
                 v.at_start = false;
@@ -450,6 +468,12 @@ mod tests {
         for cut in 0..=v.len() {
             assert_eq!(params(&[&v[..cut], &v[cut..]], ParamType::String), want);
         }
+        // Only the first byte can be the leading wrapping newline, however
+        // the newlines after it arrive (fuzz: `\n` | `\n<too` lost both).
+        for chunks in [&["\n", "\nx"][..], &["\n", "\n", "x"], &["\n\n", "x"], &["\n\nx"]] {
+            assert_eq!(params(chunks, ParamType::String), r#"{"k": "\nx"}"#, "{chunks:?}");
+        }
+        assert_eq!(params(&["\n", "\nnull"], ParamType::String), r#"{"k": "\nnull"}"#);
         assert_eq!(params(&["\nnu", "ll\n"], ParamType::String), r#"{"k": null}"#);
         assert_eq!(params(&["nul", "lx"], ParamType::String), r#"{"k": "nullx"}"#);
         assert_eq!(params(&["\n10\n"], ParamType::Integer), r#"{"k": 10}"#);

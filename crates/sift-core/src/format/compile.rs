@@ -380,6 +380,7 @@ pub fn compile_entry(
         }
         check_ambiguous(sname, &spellings)?;
         let needle = needle_for(&spellings);
+        let second = seconds_for(&spellings);
         let then = match b.thens.get(sname) {
             Some(t) if t == sname => return Err(FormatError::ReprocessCycle { state: sname.clone() }),
             Some(t) => Some(b.state(&spec.name, t)?),
@@ -390,7 +391,7 @@ pub fn compile_entry(
             Some(h) => Some(b.state(&spec.name, h)?),
             None => None,
         };
-        states.push(State { name: sname.clone(), mode, spellings, needle, then, join, hold });
+        states.push(State { name: sname.clone(), mode, spellings, needle, second, then, join, hold });
     }
 
     let policy = tools.map(|t| t.calls.clone()).unwrap_or_default();
@@ -653,6 +654,18 @@ fn needle_for(sp: &[(Box<[u8]>, TermId, Trans)]) -> Needle {
             Needle::Set(set)
         }
     }
+}
+
+/// The bytes that may follow a spelling's first byte (see `State::second`).
+fn seconds_for(sp: &[(Box<[u8]>, TermId, Trans)]) -> ByteSet {
+    let mut set = ByteSet::default();
+    for (s, _, _) in sp {
+        match s.get(1) {
+            Some(&b) => set.insert(b),
+            None => return ByteSet::ALL,
+        }
+    }
+    set
 }
 
 /// A switch's key and value.

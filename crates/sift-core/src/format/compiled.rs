@@ -184,6 +184,24 @@ pub(crate) enum Needle {
     Set(Box<[bool; 256]>),
 }
 
+/// A set of bytes (256 bits).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    /// Every byte.
+    pub const ALL: ByteSet = ByteSet([u64::MAX; 4]);
+
+    pub fn insert(&mut self, b: u8) {
+        self.0[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+
+    #[inline]
+    pub fn contains(&self, b: u8) -> bool {
+        self.0[usize::from(b >> 6)] >> (b & 63) & 1 == 1
+    }
+}
+
 /// One compiled state.
 #[derive(Debug, Clone)]
 pub(crate) struct State {
@@ -192,6 +210,11 @@ pub(crate) struct State {
     /// Active spellings: (bytes, terminal, transition).
     pub spellings: Vec<(Box<[u8]>, TermId, Trans)>,
     pub needle: Needle,
+    /// The bytes that may follow a candidate byte: every spelling's second
+    /// byte (all bytes when a spelling is one byte long). A candidate whose
+    /// next byte is not among them starts no spelling, so it is passed over
+    /// without a probe (`a < b`, `<div>` inside a Hermes call's arguments).
+    pub second: ByteSet,
     /// The state to continue in after the first text read here.
     pub then: Option<StateId>,
     /// Written to the reasoning on entry once reasoning was written.
@@ -237,6 +260,11 @@ impl State {
     ) -> Option<(usize, Probe)> {
         while let Some(i) = self.find_candidate(&hay[from..]) {
             let p = from + i;
+            if hay.get(p + 1).is_some_and(|&b| !self.second.contains(b)) {
+                // Neither a full match nor a proper prefix of any spelling.
+                from = p + 1;
+                continue;
+            }
             match self.probe(&hay[p..], &skip) {
                 Probe::No => from = p + 1,
                 found => return Some((p, found)),
