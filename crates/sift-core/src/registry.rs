@@ -61,6 +61,9 @@ impl Registry {
         if let Some(a) = spec.alias_calls_kept_when_none.iter().find(|a| !spec.aliases.contains(a)) {
             return Err(FormatError::BadMode { state: "alias_calls_kept_when_none".into(), mode: a.clone() });
         }
+        if let Some(a) = spec.alias_cut_kept.iter().find(|a| !spec.aliases.contains(a)) {
+            return Err(FormatError::BadMode { state: "alias_cut_kept".into(), mode: a.clone() });
+        }
         for n in std::iter::once(&spec.name).chain(&spec.aliases) {
             // An alias whose vLLM class has its own rule (`skip_special_tokens`,
             // required/named in its own format, calls under `tool_choice:
@@ -68,9 +71,16 @@ impl Registry {
             let keep = spec.alias_keep_special_tokens.get(n);
             let native = spec.alias_native_required.contains(n);
             let kept_calls = spec.alias_calls_kept_when_none.contains(n);
+            let cut_kept = spec.alias_cut_kept.contains(n);
             let initial = spec.alias_initial.get(n);
             let grammar = spec.alias_grammar_from.get(n);
-            let named = if keep.is_some() || native || kept_calls || initial.is_some() || grammar.is_some() {
+            let named = if keep.is_some()
+                || native
+                || kept_calls
+                || cut_kept
+                || initial.is_some()
+                || grammar.is_some()
+            {
                 let mut s = (*spec).clone();
                 if let Some(keep) = keep {
                     s.keep_special_tokens = Some(keep.clone());
@@ -88,6 +98,9 @@ impl Registry {
                 }
                 s.calls.native_required |= native;
                 s.calls_kept_when_none |= kept_calls;
+                if cut_kept {
+                    s.calls.cut_lost = None;
+                }
                 Arc::new(s)
             } else {
                 Arc::clone(&spec)

@@ -101,6 +101,8 @@ struct OpenCall {
     /// content even where the format drops uncommitted calls, since the model
     /// did write a call-shaped thing that no field would otherwise hold.
     nameless: bool,
+    /// Bytes of `raw` that are the call's opening marker (`cut_lost = "begun"`).
+    opener: usize,
 }
 
 /// The per-request state.
@@ -161,6 +163,8 @@ pub(crate) struct Engine {
     /// The raw JSON scanner of the last call that ended, until the limits
     /// layer has seen that push's fragments (see [`Engine::vouched_args`]).
     ended_raw: Option<Box<(usize, JsonScanner)>>,
+    /// The output ended: what is still open is cut (see [`Engine::cut_lost`]).
+    finishing: bool,
     set: Settings,
 }
 
@@ -194,6 +198,7 @@ impl Engine {
             priming: false,
             replay: None,
             ended_raw: None,
+            finishing: false,
             set,
         };
         let mut sink = Delta::default();
@@ -356,6 +361,9 @@ impl Engine {
             out.push_content(&std::mem::take(&mut self.hdr_raw));
             self.hdr.clear();
         }
+        // Only what the end of the output cuts (not a call the held tail's
+        // markers ended) is lost under `cut_lost`.
+        self.finishing = true;
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
             Mode::ParamValue => self.close_param(out),
@@ -364,7 +372,33 @@ impl Engine {
             _ => {}
         }
         self.end_call(out);
+        if self.cut_lost() {
+            self.section = None;
+        }
         self.flush_section(out);
+    }
+
+    /// The output's end cut a call (or its section) whose text vLLM's one-shot
+    /// answer puts in no field, and the request asks for that answer
+    /// (`calls.cut_lost` with `vllm_text_loss`).
+    fn cut_lost(&self) -> bool {
+        self.finishing && self.set.vllm_text_loss && self.fmt.calls.cut_lost.is_some()
+    }
+
+    /// [`Engine::cut_lost`] for the uncommitted call `c`: a call with no
+    /// readable name stays content (vLLM answers a call named "" there, and
+    /// a call always has a name in Sift), and under `begun` so does a call
+    /// that is its opening marker alone.
+    fn cut_drops(&self, c: &OpenCall) -> bool {
+        self.cut_lost()
+            && !c.nameless
+            && (self.fmt.calls.cut_lost.as_deref() != Some("begun") || c.raw.len() > c.opener)
+    }
+
+    /// Calls are held until they end, since the end of the output may still
+    /// take them back (`cut_lost = "unclosed"` with `vllm_text_loss`).
+    fn defer_for_loss(&self) -> bool {
+        self.set.vllm_text_loss && self.fmt.calls.cut_lost.as_deref() == Some("unclosed")
     }
 
     /// One lexing run over `s`. `Some(n)`: a held group opened or ended
@@ -869,6 +903,9 @@ impl Engine {
             self.begin_call();
             if !tr.reprocess {
                 self.record(marker);
+                if let Some(c) = &mut self.call {
+                    c.opener = c.raw.len();
+                }
             }
         }
         if let Some(on) = tr.verbatim {
@@ -1042,6 +1079,7 @@ impl Engine {
             closed: false,
             held: None,
             nameless: false,
+            opener: 0,
         });
     }
 
@@ -1101,8 +1139,9 @@ impl Engine {
         if self.fmt.calls.word_names && (name.is_empty() || name.chars().any(char::is_whitespace)) {
             return;
         }
+        let defer = self.fmt.defer_calls || self.defer_for_loss();
         let Some(c) = &mut self.call else { return };
-        if self.fmt.defer_calls {
+        if defer {
             c.name.clone_from(&name);
             c.deferred = Some((name, id));
             return;
@@ -1136,10 +1175,14 @@ impl Engine {
         if self.holding() {
             return self.hold_end_call(out);
         }
+        let cut_lost = self.cut_lost();
+        let cut_drops = self.call.as_ref().is_some_and(|c| self.cut_drops(c));
         let Some(c) = &mut self.call else { return };
         if c.index.is_none() && c.deferred.is_some() {
             let mut c = self.call.take().expect("open call");
             let mut valid = match &c.args {
+                // Held only for `cut_lost`: whole as a streamed call would be.
+                _ if !self.fmt.defer_calls => !(cut_lost && !c.closed),
                 ArgsW::Relaxed(r) => r.valid(),
                 ArgsW::Raw(r) => r.complete(),
                 _ => true,
@@ -1156,7 +1199,7 @@ impl Engine {
                 valid = checked.is_some();
             }
             if !valid || self.set.suppress_calls {
-                if !valid && self.fmt.uncommitted == Uncommitted::Content {
+                if !valid && self.fmt.uncommitted == Uncommitted::Content && !cut_drops {
                     self.uncommitted_text(&c.raw, out);
                 } else {
                     self.section = None;
@@ -1195,7 +1238,7 @@ impl Engine {
         }
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
-            if self.fmt.uncommitted == Uncommitted::Content || c.nameless {
+            if (self.fmt.uncommitted == Uncommitted::Content && !cut_drops) || c.nameless {
                 self.uncommitted_text(&c.raw, out);
             } else {
                 self.section = None;

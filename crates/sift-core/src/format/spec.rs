@@ -99,13 +99,20 @@ pub struct FormatSpec {
     /// Reasoning formats: vLLM's reasoning parser is not engine-based, so
     /// under `tool_choice: "none"` its pair never runs the tool parser and
     /// the calls' markup stays content, even where the tool format's
-    /// `strip_when_none` drops it (with `vllm_text_loss`).
+    /// `strip_when_none` drops it (with `vllm_text_loss`); and its pair's
+    /// one-shot answer keeps the raw text of a call the output's end cuts,
+    /// where an engine-based pair drops it (`calls.cut_lost` other than
+    /// `unclosed` is off).
     #[serde(default)]
     pub calls_kept_when_none: bool,
     /// Aliases whose vLLM reasoning parser class has `calls_kept_when_none`
     /// where the format's own name does not (`["step5"]`).
     #[serde(default)]
     pub alias_calls_kept_when_none: Vec<String>,
+    /// Tool formats: aliases whose vLLM tool parser class keeps the text of
+    /// a call the output's end cuts (`calls.cut_lost` is off for them).
+    #[serde(default)]
+    pub alias_cut_kept: Vec<String>,
     /// When vLLM's `adjust_request` for this parser turns
     /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
     /// `tool_choice` not `none`) or `never` (the default; see
@@ -541,6 +548,18 @@ pub struct CallPolicy {
     /// cut off by the end of the output or by the next call follows `uncommitted`).
     #[serde(default)]
     pub need_end: bool,
+    /// What vLLM's one-shot answer loses of a call the output's end cuts
+    /// (its text lands in no field), followed only when the request sets
+    /// `vllm_text_loss`: `uncommitted` (a call that has no name yet, and its
+    /// section's text: Sift's default makes them content), `begun` (the same
+    /// once anything follows the call's opening marker: the marker alone
+    /// stays content, as vLLM's Apertus engine answers) or `unclosed` (also
+    /// a committed call its end marker never closed: with the setting, such a
+    /// format's calls are held until they end, so none is streamed that the
+    /// end of the output takes back). A call without a readable name stays
+    /// content either way (vLLM answers a call named "" there).
+    #[serde(default)]
+    pub cut_lost: Option<String>,
     /// A deferred call is checked against the request's tool schema when it
     /// ends (see `engine/checked.rs`): a declared function (after `alias`),
     /// every parameter named, no parameter twice, undeclared parameters
