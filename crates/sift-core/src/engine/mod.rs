@@ -103,6 +103,9 @@ struct OpenCall {
     nameless: bool,
     /// Bytes of `raw` that are the call's opening marker (`cut_lost = "begun"`).
     opener: usize,
+    /// The open parameter's arguments bytes, held until it closes
+    /// (`cut_param_lost` with `vllm_text_loss`; see [`Engine::open_param`]).
+    param_buf: Option<String>,
 }
 
 /// The per-request state.
@@ -366,6 +369,7 @@ impl Engine {
         self.finishing = true;
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
+            Mode::ParamValue if self.holds_params() => self.abandon_param(),
             Mode::ParamValue => self.close_param(out),
             Mode::Envelope(_) => self.env_finish(out),
             Mode::Pythonic(_) => self.py_finish(out),
@@ -393,6 +397,32 @@ impl Engine {
         self.cut_lost()
             && !c.nameless
             && (self.fmt.calls.cut_lost.as_deref() != Some("begun") || c.raw.len() > c.opener)
+    }
+
+    /// Parameters are held until they close, since the end of the output may
+    /// still take an open one back (`cut_param_lost` with `vllm_text_loss`).
+    fn holds_params(&self) -> bool {
+        self.set.vllm_text_loss && self.fmt.calls.cut_param_lost
+    }
+
+    /// The output's end cut the open parameter: its held bytes and the
+    /// writer's record of it go, the call stays.
+    fn abandon_param(&mut self) {
+        if let Some(c) = &mut self.call {
+            if c.param_buf.take().is_some() {
+                if let ArgsW::Params(p) = &mut c.args {
+                    p.abandon();
+                }
+            }
+        }
+    }
+
+    /// The open parameter closed: its held bytes go where the call's go.
+    fn flush_param(&mut self, out: &mut Delta) {
+        let Some(b) = self.call.as_mut().and_then(|c| c.param_buf.take()) else { return };
+        if !b.is_empty() {
+            self.with_args(out, |_, o| o.push_str(&b));
+        }
     }
 
     /// Calls are held until they end, since the end of the output may still
@@ -829,6 +859,9 @@ impl Engine {
     fn with_args(&mut self, out: &mut Delta, f: impl FnOnce(&mut ArgsW, &mut String)) {
         let suppress = self.set.suppress_calls;
         let Some(c) = &mut self.call else { return };
+        if let Some(b) = &mut c.param_buf {
+            return f(&mut c.args, b);
+        }
         match c.index {
             Some(_) if c.held.is_some() => {
                 if let Some(h) = &mut c.held {
@@ -1080,6 +1113,7 @@ impl Engine {
             held: None,
             nameless: false,
             opener: 0,
+            param_buf: None,
         });
     }
 
@@ -1291,6 +1325,20 @@ impl Engine {
                 out.call_fragment(i).arguments.push_str(&h);
             }
         }
+        if self.holds_params() {
+            // What an earlier parameter still holds goes out with it (it
+            // ended without its closing marker: the next one opened).
+            self.with_args(out, |a, o| {
+                if let ArgsW::Params(p) = a {
+                    p.close(o)
+                }
+            });
+            self.flush_param(out);
+            if let Some(c) = &mut self.call {
+                c.param_buf = Some(String::new());
+            }
+        }
+        let Some(c) = &mut self.call else { return };
         use crate::format::compiled::ParamForce;
         let engine =
             args::engine_open(&tools, &c.name, lookup, self.param_override, self.fmt.calls.coerce_values);
@@ -1328,5 +1376,6 @@ impl Engine {
                 p.close(o)
             }
         });
+        self.flush_param(out);
     }
 }

@@ -560,6 +560,13 @@ pub struct CallPolicy {
     /// content either way (vLLM answers a call named "" there).
     #[serde(default)]
     pub cut_lost: Option<String>,
+    /// vLLM's one-shot answer drops a parameter the output's end cuts
+    /// before its closing marker (its text lands in no field; the call
+    /// stays). Followed only when the request sets `vllm_text_loss`: each
+    /// parameter is then held until it closes, so no streamed fragment is
+    /// taken back.
+    #[serde(default)]
+    pub cut_param_lost: bool,
     /// A deferred call is checked against the request's tool schema when it
     /// ends (see `engine/checked.rs`): a declared function (after `alias`),
     /// every parameter named, no parameter twice, undeclared parameters
