@@ -49,6 +49,7 @@ impl Registry {
             ("alias_keep_special_tokens", &spec.alias_keep_special_tokens),
             ("alias_initial", &spec.alias_initial),
             ("alias_grammar_from", &spec.alias_grammar_from),
+            ("alias_cut_lost", &spec.alias_cut_lost),
         ];
         for (key, map) in keyed {
             if let Some(a) = map.keys().find(|a| !spec.aliases.contains(a)) {
@@ -61,9 +62,6 @@ impl Registry {
         if let Some(a) = spec.alias_calls_kept_when_none.iter().find(|a| !spec.aliases.contains(a)) {
             return Err(FormatError::BadMode { state: "alias_calls_kept_when_none".into(), mode: a.clone() });
         }
-        if let Some(a) = spec.alias_cut_kept.iter().find(|a| !spec.aliases.contains(a)) {
-            return Err(FormatError::BadMode { state: "alias_cut_kept".into(), mode: a.clone() });
-        }
         for n in std::iter::once(&spec.name).chain(&spec.aliases) {
             // An alias whose vLLM class has its own rule (`skip_special_tokens`,
             // required/named in its own format, calls under `tool_choice:
@@ -71,13 +69,13 @@ impl Registry {
             let keep = spec.alias_keep_special_tokens.get(n);
             let native = spec.alias_native_required.contains(n);
             let kept_calls = spec.alias_calls_kept_when_none.contains(n);
-            let cut_kept = spec.alias_cut_kept.contains(n);
+            let cut = spec.alias_cut_lost.get(n);
             let initial = spec.alias_initial.get(n);
             let grammar = spec.alias_grammar_from.get(n);
             let named = if keep.is_some()
                 || native
                 || kept_calls
-                || cut_kept
+                || cut.is_some()
                 || initial.is_some()
                 || grammar.is_some()
             {
@@ -98,8 +96,10 @@ impl Registry {
                 }
                 s.calls.native_required |= native;
                 s.calls_kept_when_none |= kept_calls;
-                if cut_kept {
-                    s.calls.cut_lost = None;
+                if let Some(cut) = cut {
+                    s.calls.cut_lost = Some(cut.clone());
+                    // Validated as the file itself was.
+                    crate::format::compile(None, Some(&s))?;
                 }
                 Arc::new(s)
             } else {

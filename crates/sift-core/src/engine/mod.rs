@@ -376,7 +376,7 @@ impl Engine {
             _ => {}
         }
         self.end_call(out);
-        if self.cut_lost() {
+        if self.cut_lost() && !self.cut_to_content() {
             self.section = None;
         }
         self.flush_section(out);
@@ -396,7 +396,15 @@ impl Engine {
     fn cut_drops(&self, c: &OpenCall) -> bool {
         self.cut_lost()
             && !c.nameless
+            && !self.cut_to_content()
             && (self.fmt.calls.cut_lost.as_deref() != Some("begun") || c.raw.len() > c.opener)
+    }
+
+    /// A cut call is taken back as content rather than lost (`cut_lost =
+    /// "content"`: vLLM's legacy parsers answer the raw output when a
+    /// call's JSON does not parse).
+    fn cut_to_content(&self) -> bool {
+        self.fmt.calls.cut_lost.as_deref() == Some("content")
     }
 
     /// Parameters are held until they close, since the end of the output may
@@ -428,7 +436,7 @@ impl Engine {
     /// Calls are held until they end, since the end of the output may still
     /// take them back (`cut_lost = "unclosed"` with `vllm_text_loss`).
     fn defer_for_loss(&self) -> bool {
-        self.set.vllm_text_loss && self.fmt.calls.cut_lost.as_deref() == Some("unclosed")
+        self.set.vllm_text_loss && matches!(self.fmt.calls.cut_lost.as_deref(), Some("unclosed" | "content"))
     }
 
     /// One lexing run over `s`. `Some(n)`: a held group opened or ended
@@ -1211,12 +1219,17 @@ impl Engine {
         }
         let cut_lost = self.cut_lost();
         let cut_drops = self.call.as_ref().is_some_and(|c| self.cut_drops(c));
+        let cut_content = cut_lost && self.cut_to_content();
         let Some(c) = &mut self.call else { return };
         if c.index.is_none() && c.deferred.is_some() {
             let mut c = self.call.take().expect("open call");
             let mut valid = match &c.args {
-                // Held only for `cut_lost`: whole as a streamed call would be.
-                _ if !self.fmt.defer_calls => !(cut_lost && !c.closed),
+                // Held only for `cut_lost`: whole as a streamed call would be,
+                // unless the output's end cut it before its end marker (under
+                // `content`, before its JSON arguments were whole).
+                ArgsW::Relaxed(r) if !self.fmt.defer_calls && cut_content => c.closed || r.valid(),
+                ArgsW::Raw(r) if !self.fmt.defer_calls && cut_content => c.closed || r.complete(),
+                _ if !self.fmt.defer_calls => !cut_lost || c.closed,
                 ArgsW::Relaxed(r) => r.valid(),
                 ArgsW::Raw(r) => r.complete(),
                 _ => true,
@@ -1233,7 +1246,7 @@ impl Engine {
                 valid = checked.is_some();
             }
             if !valid || self.set.suppress_calls {
-                if !valid && self.fmt.uncommitted == Uncommitted::Content && !cut_drops {
+                if !valid && ((self.fmt.uncommitted == Uncommitted::Content && !cut_drops) || cut_content) {
                     self.uncommitted_text(&c.raw, out);
                 } else {
                     self.section = None;
@@ -1272,7 +1285,7 @@ impl Engine {
         }
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
-            if (self.fmt.uncommitted == Uncommitted::Content && !cut_drops) || c.nameless {
+            if (self.fmt.uncommitted == Uncommitted::Content && !cut_drops) || c.nameless || cut_content {
                 self.uncommitted_text(&c.raw, out);
             } else {
                 self.section = None;

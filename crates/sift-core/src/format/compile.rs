@@ -184,7 +184,7 @@ fn content_spec() -> FormatSpec {
         grammar_from: None,
         grammar_with_calls_only: false,
         alias_calls_kept_when_none: vec![],
-        alias_cut_kept: vec![],
+        alias_cut_lost: BTreeMap::new(),
         keep_special_tokens: None,
         alias_keep_special_tokens: BTreeMap::new(),
         alias_native_required: vec![],
@@ -388,7 +388,7 @@ pub fn compile_entry(
         }
     };
     match policy.cut_lost.as_deref() {
-        None | Some("uncommitted") | Some("begun") | Some("unclosed") => {}
+        None | Some("uncommitted" | "begun" | "unclosed" | "content") => {}
         Some(other) => {
             return Err(FormatError::BadMode { state: "calls.cut_lost".into(), mode: other.into() });
         }
@@ -429,7 +429,7 @@ pub fn compile_entry(
         content_prefix: r.content_prefix.clone(),
         calls: {
             let mut c = policy.clone();
-            if r.calls_kept_when_none && c.cut_lost.as_deref() != Some("unclosed") {
+            if r.calls_kept_when_none && matches!(c.cut_lost.as_deref(), Some("uncommitted" | "begun")) {
                 // vLLM drops a cut call's markup only when the whole pair is
                 // engine-based; a legacy reasoning parser's pair returns the
                 // raw text (its `DelegatingParser._engine_based` is false).

@@ -109,10 +109,10 @@ pub struct FormatSpec {
     /// where the format's own name does not (`["step5"]`).
     #[serde(default)]
     pub alias_calls_kept_when_none: Vec<String>,
-    /// Tool formats: aliases whose vLLM tool parser class keeps the text of
-    /// a call the output's end cuts (`calls.cut_lost` is off for them).
+    /// Tool formats: aliases whose vLLM tool parser class answers a call
+    /// the output's end cuts otherwise: alias → its `calls.cut_lost`.
     #[serde(default)]
-    pub alias_cut_kept: Vec<String>,
+    pub alias_cut_lost: BTreeMap<String, String>,
     /// When vLLM's `adjust_request` for this parser turns
     /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
     /// `tool_choice` not `none`) or `never` (the default; see
@@ -553,11 +553,15 @@ pub struct CallPolicy {
     /// `vllm_text_loss`: `uncommitted` (a call that has no name yet, and its
     /// section's text: Sift's default makes them content), `begun` (the same
     /// once anything follows the call's opening marker: the marker alone
-    /// stays content, as vLLM's Apertus engine answers) or `unclosed` (also
+    /// stays content, as vLLM's Apertus engine answers), `unclosed` (also
     /// a committed call its end marker never closed: with the setting, such a
     /// format's calls are held until they end, so none is streamed that the
-    /// end of the output takes back). A call without a readable name stays
-    /// content either way (vLLM answers a call named "" there).
+    /// end of the output takes back) or `content` (held the same way, a cut
+    /// call whose end marker never came and whose JSON arguments are not
+    /// whole is taken back as content, its text as written: vLLM's legacy
+    /// parsers answer the raw output when a call does not parse). A call
+    /// without a readable name stays content either way (vLLM answers a call
+    /// named "" there).
     #[serde(default)]
     pub cut_lost: Option<String>,
     /// vLLM's one-shot answer drops a parameter the output's end cuts
