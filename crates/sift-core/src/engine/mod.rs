@@ -400,6 +400,12 @@ impl Engine {
             && (self.fmt.calls.cut_lost.as_deref() != Some("begun") || c.raw.len() > c.opener)
     }
 
+    /// The output's end cut a call whose name is known: vLLM's engine pairs
+    /// answer it as a call (`cut_lost = "uncommitted"` or `"begun"`).
+    fn cut_names_call(&self) -> bool {
+        self.cut_lost() && matches!(self.fmt.calls.cut_lost.as_deref(), Some("uncommitted" | "begun"))
+    }
+
     /// A cut call is taken back as content rather than lost (`cut_lost =
     /// "content"`: vLLM's legacy parsers answer the raw output when a
     /// call's JSON does not parse).

@@ -551,9 +551,11 @@ pub struct CallPolicy {
     /// What vLLM's one-shot answer loses of a call the output's end cuts
     /// (its text lands in no field), followed only when the request sets
     /// `vllm_text_loss`: `uncommitted` (a call that has no name yet, and its
-    /// section's text: Sift's default makes them content), `begun` (the same
-    /// once anything follows the call's opening marker: the marker alone
-    /// stays content, as vLLM's Apertus engine answers), `unclosed` (also
+    /// section's text: Sift's default makes them content; one whose name is
+    /// known is answered as a call, arguments as far as written, as vLLM's
+    /// engine pairs answer it), `begun` (the same once anything follows the
+    /// call's opening marker: the marker alone stays content, and a named
+    /// call needs its arguments begun, as vLLM's Apertus engine answers), `unclosed` (also
     /// a committed call its end marker never closed: with the setting, such a
     /// format's calls are held until they end, so none is streamed that the
     /// end of the output takes back) or `content` (held the same way, a cut
