@@ -49,6 +49,7 @@ impl Registry {
             ("alias_keep_special_tokens", &spec.alias_keep_special_tokens),
             ("alias_initial", &spec.alias_initial),
             ("alias_grammar_from", &spec.alias_grammar_from),
+            ("alias_cut_lost", &spec.alias_cut_lost),
         ];
         for (key, map) in keyed {
             if let Some(a) = map.keys().find(|a| !spec.aliases.contains(a)) {
@@ -68,9 +69,16 @@ impl Registry {
             let keep = spec.alias_keep_special_tokens.get(n);
             let native = spec.alias_native_required.contains(n);
             let kept_calls = spec.alias_calls_kept_when_none.contains(n);
+            let cut = spec.alias_cut_lost.get(n);
             let initial = spec.alias_initial.get(n);
             let grammar = spec.alias_grammar_from.get(n);
-            let named = if keep.is_some() || native || kept_calls || initial.is_some() || grammar.is_some() {
+            let named = if keep.is_some()
+                || native
+                || kept_calls
+                || cut.is_some()
+                || initial.is_some()
+                || grammar.is_some()
+            {
                 let mut s = (*spec).clone();
                 if let Some(keep) = keep {
                     s.keep_special_tokens = Some(keep.clone());
@@ -88,6 +96,11 @@ impl Registry {
                 }
                 s.calls.native_required |= native;
                 s.calls_kept_when_none |= kept_calls;
+                if let Some(cut) = cut {
+                    s.calls.cut_lost = Some(cut.clone());
+                    // Validated as the file itself was.
+                    crate::format::compile(None, Some(&s))?;
+                }
                 Arc::new(s)
             } else {
                 Arc::clone(&spec)

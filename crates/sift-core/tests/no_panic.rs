@@ -1,6 +1,6 @@
 //! Property: for every registered reasoning × tool pair, every
 //! `tool_choice` and the per-request switches (thinking toggles,
-//! `include_reasoning`, `reasoning_effort`, a prompt tail), any output —
+//! `include_reasoning`, `reasoning_effort`, `vllm_text_loss`, a prompt tail), any output —
 //! random "marker soup" of spellings, partial spellings, JSON and XML
 //! fragments and arbitrary characters — parses without panicking,
 //! streaming it in random cuts gives exactly the one-shot message, the
@@ -118,6 +118,9 @@ fn request(tools: &Arc<Tools>, tool_choice: ToolChoice, flags: u8, prompt: Optio
         tools: Arc::clone(tools),
         tool_choice,
         include_reasoning: flags & 0x20 == 0,
+        // vLLM's text loss holds calls and parameters differently: the same
+        // promises hold in that mode.
+        vllm_text_loss: flags & 0x40 != 0,
         chat_template_kwargs: kwargs,
         prompt,
         reasoning_effort: effort,

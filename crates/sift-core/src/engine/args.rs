@@ -411,6 +411,14 @@ impl Params {
         out.push('"');
     }
 
+    /// Forgets the open parameter, whose text the caller threw away (a
+    /// parameter the output's end cut, `cut_param_lost`).
+    pub fn abandon(&mut self) {
+        if self.value.take().is_some() {
+            self.count -= 1;
+        }
+    }
+
     /// Closes the object.
     pub fn finish(&mut self, out: &mut String) {
         self.close(out);

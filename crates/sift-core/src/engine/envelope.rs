@@ -432,7 +432,19 @@ impl Engine {
             // A `single` object left unclosed: a held group fails.
             self.hold_fail(None);
         }
-        self.env = None;
+        let env = self.env.take();
+        if self.cut_names_call()
+            && self.call.as_ref().is_some_and(|c| c.index.is_none() && c.deferred.is_none())
+        {
+            // vLLM's engine answers a call the output's end cut once its name
+            // is known, arguments as far as written (`vllm_text_loss`).
+            // Under `begun` only once its arguments have begun (vLLM's Apertus
+            // engine answers nothing for `[{"get_weather":`).
+            let begun = self.fmt.calls.cut_lost.as_deref() != Some("begun");
+            if let Some(name) = env.filter(|e| begun || e.args_started).and_then(|e| e.name) {
+                self.commit(name, None, out);
+            }
+        }
         // A deferred call whose object never closed is not whole: it follows
         // the format's `uncommitted` policy.
         if let Some(c) = &mut self.call {

@@ -101,6 +101,11 @@ struct OpenCall {
     /// content even where the format drops uncommitted calls, since the model
     /// did write a call-shaped thing that no field would otherwise hold.
     nameless: bool,
+    /// Bytes of `raw` that are the call's opening marker (`cut_lost = "begun"`).
+    opener: usize,
+    /// The open parameter's arguments bytes, held until it closes
+    /// (`cut_param_lost` with `vllm_text_loss`; see [`Engine::open_param`]).
+    param_buf: Option<String>,
 }
 
 /// The per-request state.
@@ -161,6 +166,8 @@ pub(crate) struct Engine {
     /// The raw JSON scanner of the last call that ended, until the limits
     /// layer has seen that push's fragments (see [`Engine::vouched_args`]).
     ended_raw: Option<Box<(usize, JsonScanner)>>,
+    /// The output ended: what is still open is cut (see [`Engine::cut_lost`]).
+    finishing: bool,
     set: Settings,
 }
 
@@ -194,6 +201,7 @@ impl Engine {
             priming: false,
             replay: None,
             ended_raw: None,
+            finishing: false,
             set,
         };
         let mut sink = Delta::default();
@@ -356,15 +364,85 @@ impl Engine {
             out.push_content(&std::mem::take(&mut self.hdr_raw));
             self.hdr.clear();
         }
+        // Only what the end of the output cuts (not a call the held tail's
+        // markers ended) is lost under `cut_lost`.
+        self.finishing = true;
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
+            Mode::ParamValue if self.holds_params() => self.abandon_param(),
             Mode::ParamValue => self.close_param(out),
             Mode::Envelope(_) => self.env_finish(out),
             Mode::Pythonic(_) => self.py_finish(out),
             _ => {}
         }
         self.end_call(out);
+        if self.cut_lost() && !self.cut_to_content() {
+            self.section = None;
+        }
         self.flush_section(out);
+    }
+
+    /// The output's end cut a call (or its section) whose text vLLM's one-shot
+    /// answer puts in no field, and the request asks for that answer
+    /// (`calls.cut_lost` with `vllm_text_loss`).
+    fn cut_lost(&self) -> bool {
+        self.finishing && self.set.vllm_text_loss && self.fmt.calls.cut_lost.is_some()
+    }
+
+    /// [`Engine::cut_lost`] for the uncommitted call `c`: a call with no
+    /// readable name stays content (vLLM answers a call named "" there, and
+    /// a call always has a name in Sift), and under `begun` so does a call
+    /// that is its opening marker alone.
+    fn cut_drops(&self, c: &OpenCall) -> bool {
+        self.cut_lost()
+            && !c.nameless
+            && !self.cut_to_content()
+            && (self.fmt.calls.cut_lost.as_deref() != Some("begun") || c.raw.len() > c.opener)
+    }
+
+    /// The output's end cut a call whose name is known: vLLM's engine pairs
+    /// answer it as a call (`cut_lost = "uncommitted"` or `"begun"`).
+    fn cut_names_call(&self) -> bool {
+        self.cut_lost() && matches!(self.fmt.calls.cut_lost.as_deref(), Some("uncommitted" | "begun"))
+    }
+
+    /// A cut call is taken back as content rather than lost (`cut_lost =
+    /// "content"`: vLLM's legacy parsers answer the raw output when a
+    /// call's JSON does not parse).
+    fn cut_to_content(&self) -> bool {
+        self.fmt.calls.cut_lost.as_deref() == Some("content")
+    }
+
+    /// Parameters are held until they close, since the end of the output may
+    /// still take an open one back (`cut_param_lost` with `vllm_text_loss`).
+    fn holds_params(&self) -> bool {
+        self.set.vllm_text_loss && self.fmt.calls.cut_param_lost
+    }
+
+    /// The output's end cut the open parameter: its held bytes and the
+    /// writer's record of it go, the call stays.
+    fn abandon_param(&mut self) {
+        if let Some(c) = &mut self.call {
+            if c.param_buf.take().is_some() {
+                if let ArgsW::Params(p) = &mut c.args {
+                    p.abandon();
+                }
+            }
+        }
+    }
+
+    /// The open parameter closed: its held bytes go where the call's go.
+    fn flush_param(&mut self, out: &mut Delta) {
+        let Some(b) = self.call.as_mut().and_then(|c| c.param_buf.take()) else { return };
+        if !b.is_empty() {
+            self.with_args(out, |_, o| o.push_str(&b));
+        }
+    }
+
+    /// Calls are held until they end, since the end of the output may still
+    /// take them back (`cut_lost = "unclosed"` with `vllm_text_loss`).
+    fn defer_for_loss(&self) -> bool {
+        self.set.vllm_text_loss && matches!(self.fmt.calls.cut_lost.as_deref(), Some("unclosed" | "content"))
     }
 
     /// One lexing run over `s`. `Some(n)`: a held group opened or ended
@@ -827,6 +905,9 @@ impl Engine {
     fn with_args(&mut self, out: &mut Delta, f: impl FnOnce(&mut ArgsW, &mut String)) {
         let suppress = self.set.suppress_calls;
         let Some(c) = &mut self.call else { return };
+        if let Some(b) = &mut c.param_buf {
+            return f(&mut c.args, b);
+        }
         match c.index {
             Some(_) if c.held.is_some() => {
                 if let Some(h) = &mut c.held {
@@ -901,6 +982,9 @@ impl Engine {
             self.begin_call();
             if !tr.reprocess {
                 self.record(marker);
+                if let Some(c) = &mut self.call {
+                    c.opener = c.raw.len();
+                }
             }
         }
         if let Some(on) = tr.verbatim {
@@ -1086,6 +1170,8 @@ impl Engine {
             closed: false,
             held: None,
             nameless: false,
+            opener: 0,
+            param_buf: None,
         });
     }
 
@@ -1145,8 +1231,9 @@ impl Engine {
         if self.fmt.calls.word_names && (name.is_empty() || name.chars().any(char::is_whitespace)) {
             return;
         }
+        let defer = self.fmt.defer_calls || self.defer_for_loss();
         let Some(c) = &mut self.call else { return };
-        if self.fmt.defer_calls {
+        if defer {
             c.name.clone_from(&name);
             c.deferred = Some((name, id));
             return;
@@ -1180,10 +1267,19 @@ impl Engine {
         if self.holding() {
             return self.hold_end_call(out);
         }
+        let cut_lost = self.cut_lost();
+        let cut_drops = self.call.as_ref().is_some_and(|c| self.cut_drops(c));
+        let cut_content = cut_lost && self.cut_to_content();
         let Some(c) = &mut self.call else { return };
         if c.index.is_none() && c.deferred.is_some() {
             let mut c = self.call.take().expect("open call");
             let mut valid = match &c.args {
+                // Held only for `cut_lost`: whole as a streamed call would be,
+                // unless the output's end cut it before its end marker (under
+                // `content`, before its JSON arguments were whole).
+                ArgsW::Relaxed(r) if !self.fmt.defer_calls && cut_content => c.closed || r.valid(),
+                ArgsW::Raw(r) if !self.fmt.defer_calls && cut_content => c.closed || r.complete(),
+                _ if !self.fmt.defer_calls => !cut_lost || c.closed,
                 ArgsW::Relaxed(r) => r.valid(),
                 ArgsW::Raw(r) => r.complete(),
                 _ => true,
@@ -1200,7 +1296,7 @@ impl Engine {
                 valid = checked.is_some();
             }
             if !valid || self.set.suppress_calls {
-                if !valid && self.fmt.uncommitted == Uncommitted::Content {
+                if !valid && ((self.fmt.uncommitted == Uncommitted::Content && !cut_drops) || cut_content) {
                     self.uncommitted_text(&c.raw, out);
                 } else {
                     self.section = None;
@@ -1239,7 +1335,7 @@ impl Engine {
         }
         if c.index.is_none() {
             let c = self.call.take().expect("open call");
-            if self.fmt.uncommitted == Uncommitted::Content || c.nameless {
+            if (self.fmt.uncommitted == Uncommitted::Content && !cut_drops) || c.nameless || cut_content {
                 self.uncommitted_text(&c.raw, out);
             } else {
                 self.section = None;
@@ -1292,6 +1388,20 @@ impl Engine {
                 out.call_fragment(i).arguments.push_str(&h);
             }
         }
+        if self.holds_params() {
+            // What an earlier parameter still holds goes out with it (it
+            // ended without its closing marker: the next one opened).
+            self.with_args(out, |a, o| {
+                if let ArgsW::Params(p) = a {
+                    p.close(o)
+                }
+            });
+            self.flush_param(out);
+            if let Some(c) = &mut self.call {
+                c.param_buf = Some(String::new());
+            }
+        }
+        let Some(c) = &mut self.call else { return };
         use crate::format::compiled::ParamForce;
         let engine =
             args::engine_open(&tools, &c.name, lookup, self.param_override, self.fmt.calls.coerce_values);
@@ -1329,5 +1439,6 @@ impl Engine {
                 p.close(o)
             }
         });
+        self.flush_param(out);
     }
 }

@@ -198,6 +198,7 @@ fn content_spec() -> FormatSpec {
         grammar_from: None,
         grammar_with_calls_only: false,
         alias_calls_kept_when_none: vec![],
+        alias_cut_lost: BTreeMap::new(),
         keep_special_tokens: None,
         alias_keep_special_tokens: BTreeMap::new(),
         alias_native_required: vec![],
@@ -402,6 +403,12 @@ pub fn compile_entry(
             return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
         }
     };
+    match policy.cut_lost.as_deref() {
+        None | Some("uncommitted" | "begun" | "unclosed" | "content") => {}
+        Some(other) => {
+            return Err(FormatError::BadMode { state: "calls.cut_lost".into(), mode: other.into() });
+        }
+    }
     match policy.text_with_calls.as_deref() {
         None | Some("keep") | Some("drop") => {}
         Some(other) => {
@@ -436,7 +443,16 @@ pub fn compile_entry(
         strip_when_none: policy.strip_when_none && !r.calls_kept_when_none,
         defer_calls: policy.defer,
         content_prefix: r.content_prefix.clone(),
-        calls: policy.clone(),
+        calls: {
+            let mut c = policy.clone();
+            if r.calls_kept_when_none && matches!(c.cut_lost.as_deref(), Some("uncommitted" | "begun")) {
+                // vLLM drops a cut call's markup only when the whole pair is
+                // engine-based; a legacy reasoning parser's pair returns the
+                // raw text (its `DelegatingParser._engine_based` is false).
+                c.cut_lost = None;
+            }
+            c
+        },
         has_tools: tools.is_some(),
         token_ids: HashMap::new(),
         token_canon: vec![],

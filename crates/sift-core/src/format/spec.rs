@@ -99,13 +99,20 @@ pub struct FormatSpec {
     /// Reasoning formats: vLLM's reasoning parser is not engine-based, so
     /// under `tool_choice: "none"` its pair never runs the tool parser and
     /// the calls' markup stays content, even where the tool format's
-    /// `strip_when_none` drops it (with `vllm_text_loss`).
+    /// `strip_when_none` drops it (with `vllm_text_loss`); and its pair's
+    /// one-shot answer keeps the raw text of a call the output's end cuts,
+    /// where an engine-based pair drops it (`calls.cut_lost` other than
+    /// `unclosed` is off).
     #[serde(default)]
     pub calls_kept_when_none: bool,
     /// Aliases whose vLLM reasoning parser class has `calls_kept_when_none`
     /// where the format's own name does not (`["step5"]`).
     #[serde(default)]
     pub alias_calls_kept_when_none: Vec<String>,
+    /// Tool formats: aliases whose vLLM tool parser class answers a call
+    /// the output's end cuts otherwise: alias → its `calls.cut_lost`.
+    #[serde(default)]
+    pub alias_cut_lost: BTreeMap<String, String>,
     /// When vLLM's `adjust_request` for this parser turns
     /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
     /// `tool_choice` not `none`) or `never` (the default; see
@@ -563,6 +570,31 @@ pub struct CallPolicy {
     /// cut off by the end of the output or by the next call follows `uncommitted`).
     #[serde(default)]
     pub need_end: bool,
+    /// What vLLM's one-shot answer loses of a call the output's end cuts
+    /// (its text lands in no field), followed only when the request sets
+    /// `vllm_text_loss`: `uncommitted` (a call that has no name yet, and its
+    /// section's text: Sift's default makes them content; one whose name is
+    /// known is answered as a call, arguments as far as written, as vLLM's
+    /// engine pairs answer it), `begun` (the same once anything follows the
+    /// call's opening marker: the marker alone stays content, and a named
+    /// call needs its arguments begun, as vLLM's Apertus engine answers), `unclosed` (also
+    /// a committed call its end marker never closed: with the setting, such a
+    /// format's calls are held until they end, so none is streamed that the
+    /// end of the output takes back) or `content` (held the same way, a cut
+    /// call whose end marker never came and whose JSON arguments are not
+    /// whole is taken back as content, its text as written: vLLM's legacy
+    /// parsers answer the raw output when a call does not parse). A call
+    /// without a readable name stays content either way (vLLM answers a call
+    /// named "" there).
+    #[serde(default)]
+    pub cut_lost: Option<String>,
+    /// vLLM's one-shot answer drops a parameter the output's end cuts
+    /// before its closing marker (its text lands in no field; the call
+    /// stays). Followed only when the request sets `vllm_text_loss`: each
+    /// parameter is then held until it closes, so no streamed fragment is
+    /// taken back.
+    #[serde(default)]
+    pub cut_param_lost: bool,
     /// A deferred call is checked against the request's tool schema when it
     /// ends (see `engine/checked.rs`): a declared function (after `alias`),
     /// every parameter named, no parameter twice, undeclared parameters
