@@ -376,7 +376,7 @@ impl Engine {
             _ => {}
         }
         self.end_call(out);
-        if self.cut_lost() && !self.cut_to_content() {
+        if self.cut_lost() && !self.cut_keeps_text() {
             self.section = None;
         }
         self.flush_section(out);
@@ -396,14 +396,21 @@ impl Engine {
     fn cut_drops(&self, c: &OpenCall) -> bool {
         self.cut_lost()
             && !c.nameless
-            && !self.cut_to_content()
+            && !self.cut_keeps_text()
             && (self.fmt.calls.cut_lost.as_deref() != Some("begun") || c.raw.len() > c.opener)
     }
 
     /// The output's end cut a call whose name is known: vLLM's engine pairs
-    /// answer it as a call (`cut_lost = "uncommitted"` or `"begun"`).
+    /// answer it as a call (`cut_lost = "uncommitted"`, `"begun"` or `"named"`).
     fn cut_names_call(&self) -> bool {
-        self.cut_lost() && matches!(self.fmt.calls.cut_lost.as_deref(), Some("uncommitted" | "begun"))
+        self.cut_lost()
+            && matches!(self.fmt.calls.cut_lost.as_deref(), Some("uncommitted" | "begun" | "named"))
+    }
+
+    /// A cut call's text is not lost: taken back as content (`content`) or
+    /// kept as Sift keeps it (`named`, a legacy reasoning pair).
+    fn cut_keeps_text(&self) -> bool {
+        matches!(self.fmt.calls.cut_lost.as_deref(), Some("content" | "named"))
     }
 
     /// A cut call is taken back as content rather than lost (`cut_lost =

@@ -404,7 +404,7 @@ pub fn compile_entry(
         }
     };
     match policy.cut_lost.as_deref() {
-        None | Some("uncommitted" | "begun" | "unclosed" | "content") => {}
+        None | Some("uncommitted" | "begun" | "named" | "unclosed" | "content") => {}
         Some(other) => {
             return Err(FormatError::BadMode { state: "calls.cut_lost".into(), mode: other.into() });
         }
@@ -448,8 +448,9 @@ pub fn compile_entry(
             if r.calls_kept_when_none && matches!(c.cut_lost.as_deref(), Some("uncommitted" | "begun")) {
                 // vLLM drops a cut call's markup only when the whole pair is
                 // engine-based; a legacy reasoning parser's pair returns the
-                // raw text (its `DelegatingParser._engine_based` is false).
-                c.cut_lost = None;
+                // raw text (its `DelegatingParser._engine_based` is false)
+                // unless the tool parser read a call.
+                c.cut_lost = Some("named".into());
             }
             c
         },

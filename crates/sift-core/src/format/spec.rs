@@ -577,7 +577,9 @@ pub struct CallPolicy {
     /// known is answered as a call, arguments as far as written, as vLLM's
     /// engine pairs answer it), `begun` (the same once anything follows the
     /// call's opening marker: the marker alone stays content, and a named
-    /// call needs its arguments begun, as vLLM's Apertus engine answers), `unclosed` (also
+    /// call needs its arguments begun, as vLLM's Apertus engine answers),
+    /// `named` (only the named call: what either becomes under a reasoning
+    /// format with `calls_kept_when_none`), `unclosed` (also
     /// a committed call its end marker never closed: with the setting, such a
     /// format's calls are held until they end, so none is streamed that the
     /// end of the output takes back) or `content` (held the same way, a cut
