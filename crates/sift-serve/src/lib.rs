@@ -38,7 +38,6 @@ pub mod metrics;
 pub mod models;
 pub mod recording;
 pub mod replay;
-pub mod runtime;
 pub mod stamps;
 
 pub use app::{app, AppState};
@@ -50,14 +49,19 @@ use std::future::Future;
 
 /// Builds the models of `config`, listens, and serves until `shutdown`
 /// resolves; open streams are let finish (graceful shutdown). Calls
-/// `ready` with the bound address once listening. Runs on the caller's
-/// runtime; [`run_blocking`] is the binaries' one runtime per core.
+/// `ready` with the bound address once listening.
 pub async fn serve(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
-    let (state, addr) = state(&config)?;
+    let models = Models::build(&config)?;
+    let state =
+        AppState::new(models, config.limits.clone(), config.api_key.clone(), config.allowed_origins.clone());
+    if config.stamps {
+        state.0.stamps.enable();
+    }
+    let addr = format!("{}:{}", config.host, config.port);
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .map_err(|source| ServeError::Io { path: format!("listening on {addr}"), source })?;
@@ -71,17 +75,6 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(|source| ServeError::Io { path: addr, source })
-}
-
-/// The gateway's state for `config`, and the address to listen on.
-fn state(config: &Config) -> Result<(AppState, String), ServeError> {
-    let models = Models::build(config)?;
-    let state =
-        AppState::new(models, config.limits.clone(), config.api_key.clone(), config.allowed_origins.clone());
-    if config.stamps {
-        state.0.stamps.enable();
-    }
-    Ok((state, format!("{}:{}", config.host, config.port)))
 }
 
 /// Resolves on SIGINT or SIGTERM.
@@ -106,13 +99,11 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Builds the models of `config`, listens, calls `ready` with the bound
-/// address, and serves from one runtime per core ([`runtime`]) until
-/// SIGINT/SIGTERM, letting open streams finish (for binaries).
+/// Runs [`serve`] on a new multi-threaded runtime until SIGINT/SIGTERM (for binaries).
 pub fn run_blocking(config: Config, ready: impl FnOnce(std::net::SocketAddr)) -> Result<(), ServeError> {
-    let (state, addr) = state(&config)?;
-    let io = |path: String| move |source| ServeError::Io { path, source };
-    let listener = std::net::TcpListener::bind(&addr).map_err(io(format!("listening on {addr}")))?;
-    ready(listener.local_addr().map_err(io(addr.clone()))?);
-    runtime::serve_per_core(listener, app(state), runtime::threads(), shutdown_signal()).map_err(io(addr))
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| ServeError::Io { path: "the async runtime".into(), source })?;
+    rt.block_on(serve(config, shutdown_signal(), ready))
 }

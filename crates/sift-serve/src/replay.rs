@@ -398,6 +398,10 @@ pub fn run_blocking(
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), crate::ServeError> {
     let io = |path: String| move |source| crate::ServeError::Io { path, source };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(io("the async runtime".into()))?;
     let addr = format!("{host}:{port}");
     let state = ReplayState::new(opts);
     // The default recording's tokenizer is loaded before the first request,
@@ -405,15 +409,15 @@ pub fn run_blocking(
     if let Some(rec) = state.recording(None) {
         state.view(rec).map_err(crate::ServeError::Config)?;
     }
-    let listener = std::net::TcpListener::bind(&addr).map_err(io(addr.clone()))?;
-    ready(listener.local_addr().map_err(io(addr.clone()))?);
-    // As the gateway: one runtime per core (the load test's backend should
-    // not cost the machine more than it must).
-    crate::runtime::serve_per_core(
-        listener,
-        replay_app(state),
-        crate::runtime::threads(),
-        crate::shutdown_signal(),
-    )
-    .map_err(io(addr))
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&addr).await.map_err(io(addr.clone()))?;
+        ready(listener.local_addr().map_err(io(addr.clone()))?);
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, replay_app(state))
+            .with_graceful_shutdown(crate::shutdown_signal())
+            .await
+            .map_err(io(addr.clone()))
+    })
 }

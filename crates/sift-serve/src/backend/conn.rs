@@ -12,10 +12,7 @@
 //! socket's readiness wakes that one task directly.
 //!
 //! Invariants: a connection is polled only from the future or stream that
-//! owns it, never from a task of its own, and only on the runtime that
-//! opened it (its socket is registered with that runtime's I/O driver, so
-//! on another runtime every readiness would cross threads: the pool keeps
-//! each idle connection with its runtime's id); it goes back to the pool only
+//! owns it, never from a task of its own; it goes back to the pool only
 //! after its response body ended cleanly, still open and not
 //! `Connection: close`; dropping a [`BodyStream`] (a client that went away)
 //! closes its connection, which is how the backend learns to stop
@@ -97,18 +94,11 @@ impl Target {
     }
 }
 
-/// A pooled connection: the runtime it belongs to, and since when it is idle.
-struct Idle {
-    runtime: tokio::runtime::Id,
-    since: Instant,
-    conn: Conn,
-}
-
 /// A backend's connections.
 pub(super) struct Client {
     target: Target,
     tls: Option<tokio_rustls::TlsConnector>,
-    idle: Mutex<Vec<Idle>>,
+    idle: Mutex<Vec<(Conn, Instant)>>,
     connect_timeout: Duration,
     read_timeout: Duration,
 }
@@ -231,15 +221,10 @@ impl Client {
         })
     }
 
-    /// A pooled connection of this runtime that is still open and ready for a request.
+    /// A pooled connection that is still open and ready for a request.
     fn checkout(&self) -> Option<Conn> {
-        let runtime = tokio::runtime::Handle::try_current().ok()?.id();
         loop {
-            let Idle { since, mut conn, .. } = {
-                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-                let last = idle.iter().rposition(|i| i.runtime == runtime)?;
-                idle.remove(last)
-            };
+            let (mut conn, since) = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
             if since.elapsed() > IDLE_FOR {
                 continue;
             }
@@ -253,11 +238,9 @@ impl Client {
     }
 
     fn checkin(&self, conn: Conn) {
-        // Outside a runtime (never in the gateway) the connection is closed.
-        let Ok(runtime) = tokio::runtime::Handle::try_current().map(|h| h.id()) else { return };
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < MAX_IDLE {
-            idle.push(Idle { runtime, since: Instant::now(), conn });
+            idle.push((conn, Instant::now()));
         }
     }
 }
