@@ -17,6 +17,9 @@
 //! with every stream open, and that nothing was lost (each stream's token
 //! ids and finish reason, no error frame).
 //!
+//! With `SIFT_LOAD_CHUNKS=FILE` it also writes every chunk through the
+//! gateway, one line each: seed, chunk, sent, received, handed over, read.
+//!
 //! ```sh
 //! cargo build --release -p sift-cli
 //! cargo run --release -p sift-serve --example load -- target/release/sift target/release/sift-replay 256 50 1000
@@ -320,6 +323,10 @@ async fn phase(
     let (mut lost, mut errors) = (0usize, 0usize);
     let (mut e2e, mut hop_in, mut own, mut hop_out, mut added) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // `SIFT_LOAD_CHUNKS=FILE`: every chunk through the gateway, one line
+    // each (seed, chunk, then sent, received, handed over, read in Unix ns),
+    // to see what a slow chunk's neighbours were doing.
+    let mut rows = String::new();
     for r in &results {
         errors += r.errors;
         if r.tokens != tokens || tokens == 0 || r.finish.as_deref() != Some("stop") {
@@ -334,8 +341,12 @@ async fn phase(
                 own.push(ms(received, handed));
                 hop_out.push(ms(handed, read));
                 added.push(ms(s, handed));
+                rows.push_str(&format!("{}\t{k}\t{s}\t{received}\t{handed}\t{read}\n", r.seed));
             }
         }
+    }
+    if let (Ok(path), false) = (std::env::var("SIFT_LOAD_CHUNKS"), rows.is_empty()) {
+        std::fs::write(&path, rows).expect("SIFT_LOAD_CHUNKS: writing the file");
     }
     for v in [&mut e2e, &mut hop_in, &mut own, &mut hop_out, &mut added] {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
