@@ -49,12 +49,14 @@ impl Registry {
             ("alias_keep_special_tokens", &spec.alias_keep_special_tokens),
             ("alias_initial", &spec.alias_initial),
             ("alias_grammar_from", &spec.alias_grammar_from),
-            ("alias_cut_lost", &spec.alias_cut_lost),
         ];
         for (key, map) in keyed {
             if let Some(a) = map.keys().find(|a| !spec.aliases.contains(a)) {
                 return Err(FormatError::BadMode { state: key.into(), mode: a.clone() });
             }
+        }
+        if let Some(a) = spec.alias_cut_lost.keys().find(|a| !spec.aliases.contains(a)) {
+            return Err(FormatError::BadMode { state: "alias_cut_lost".into(), mode: a.clone() });
         }
         if let Some(a) = spec.alias_native_required.iter().find(|a| !spec.aliases.contains(a)) {
             return Err(FormatError::BadMode { state: "alias_native_required".into(), mode: a.clone() });
@@ -97,7 +99,7 @@ impl Registry {
                 s.calls.native_required |= native;
                 s.calls_kept_when_none |= kept_calls;
                 if let Some(cut) = cut {
-                    s.calls.cut_lost = Some(cut.clone());
+                    s.calls.cut_lost = Some(*cut);
                     // Validated as the file itself was.
                     crate::format::compile(None, Some(&s))?;
                 }

@@ -30,6 +30,7 @@ mod unwrap;
 mod xmlargs;
 
 use crate::format::compiled::{BareValues, Mode, NameStyle, Uncommitted};
+use crate::format::spec::CutLost;
 use crate::format::{Format, StateId, TermId};
 use crate::json::JsonScanner;
 use crate::message::Delta;
@@ -397,27 +398,27 @@ impl Engine {
         self.cut_lost()
             && !c.nameless
             && !self.cut_keeps_text()
-            && (self.fmt.calls.cut_lost.as_deref() != Some("begun") || c.raw.len() > c.opener)
+            && (self.fmt.calls.cut_lost != Some(CutLost::Begun) || c.raw.len() > c.opener)
     }
 
     /// The output's end cut a call whose name is known: vLLM's engine pairs
     /// answer it as a call (`cut_lost = "uncommitted"`, `"begun"` or `"named"`).
     fn cut_names_call(&self) -> bool {
         self.cut_lost()
-            && matches!(self.fmt.calls.cut_lost.as_deref(), Some("uncommitted" | "begun" | "named"))
+            && matches!(self.fmt.calls.cut_lost, Some(CutLost::Uncommitted | CutLost::Begun | CutLost::Named))
     }
 
     /// A cut call's text is not lost: taken back as content (`content`) or
     /// kept as Sift keeps it (`named`, a legacy reasoning pair).
     fn cut_keeps_text(&self) -> bool {
-        matches!(self.fmt.calls.cut_lost.as_deref(), Some("content" | "named"))
+        matches!(self.fmt.calls.cut_lost, Some(CutLost::Content | CutLost::Named))
     }
 
     /// A cut call is taken back as content rather than lost (`cut_lost =
     /// "content"`: vLLM's legacy parsers answer the raw output when a
     /// call's JSON does not parse).
     fn cut_to_content(&self) -> bool {
-        self.fmt.calls.cut_lost.as_deref() == Some("content")
+        self.fmt.calls.cut_lost == Some(CutLost::Content)
     }
 
     /// Parameters are held until they close, since the end of the output may
@@ -449,7 +450,8 @@ impl Engine {
     /// Calls are held until they end, since the end of the output may still
     /// take them back (`cut_lost = "unclosed"` with `vllm_text_loss`).
     fn defer_for_loss(&self) -> bool {
-        self.set.vllm_text_loss && matches!(self.fmt.calls.cut_lost.as_deref(), Some("unclosed" | "content"))
+        self.set.vllm_text_loss
+            && matches!(self.fmt.calls.cut_lost, Some(CutLost::Unclosed | CutLost::Content))
     }
 
     /// One lexing run over `s`. `Some(n)`: a held group opened or ended

@@ -83,6 +83,7 @@ impl Builder {
         spec: &FormatSpec,
         rename: &dyn Fn(&str) -> String,
     ) -> Result<(), FormatError> {
+        let tool_terms = if g == 0 { self.tool_terms() } else { vec![] };
         for (name, st) in &spec.states {
             let own = if g == 1 { tool_state(name) } else { name.clone() };
             let mut slots = vec![self.state_slot(&own, &st.text, g)];
@@ -117,8 +118,6 @@ impl Builder {
                         // reading of a marker wins over a tool grammar's that
                         // opens no call: the tool grammar's is how it reads the
                         // marker alone (Inkling's next message header).
-                        let tool_terms: Vec<TermId> =
-                            self.term_index.iter().filter(|((gg, _), _)| *gg == 1).map(|(_, &u)| u).collect();
                         let terminals = &self.terminals;
                         self.states[slot].2.retain(|(u, tr)| {
                             !(tool_terms.contains(u)
@@ -139,12 +138,16 @@ impl Builder {
         Ok(())
     }
 
+    /// The tool grammar's terminals.
+    fn tool_terms(&self) -> Vec<TermId> {
+        self.term_index.iter().filter(|((g, _), _)| *g == 1).map(|(_, &t)| t).collect()
+    }
+
     /// Gives each reasoning state marked `calls` the tool grammar's
     /// transitions out of `content`, where calls are read.
     fn share_calls(&mut self, r: &FormatSpec) -> Result<(), FormatError> {
         let Some(&e) = self.state_index.get("content") else { return Ok(()) };
-        let tool_terms: Vec<TermId> =
-            self.term_index.iter().filter(|((g, _), _)| *g == 1).map(|(_, &t)| t).collect();
+        let tool_terms = self.tool_terms();
         let shared: Vec<_> =
             self.states[e as usize].2.iter().filter(|(t, _)| tool_terms.contains(t)).cloned().collect();
         for (name, _) in r.states.iter().filter(|(_, st)| st.calls) {
@@ -403,12 +406,6 @@ pub fn compile_entry(
             return Err(FormatError::BadMode { state: "calls.uncommitted".into(), mode: other.into() });
         }
     };
-    match policy.cut_lost.as_deref() {
-        None | Some("uncommitted" | "begun" | "named" | "unclosed" | "content") => {}
-        Some(other) => {
-            return Err(FormatError::BadMode { state: "calls.cut_lost".into(), mode: other.into() });
-        }
-    }
     match policy.text_with_calls.as_deref() {
         None | Some("keep") | Some("drop") => {}
         Some(other) => {
@@ -445,12 +442,12 @@ pub fn compile_entry(
         content_prefix: r.content_prefix.clone(),
         calls: {
             let mut c = policy.clone();
-            if r.calls_kept_when_none && matches!(c.cut_lost.as_deref(), Some("uncommitted" | "begun")) {
+            if r.calls_kept_when_none && matches!(c.cut_lost, Some(CutLost::Uncommitted | CutLost::Begun)) {
                 // vLLM drops a cut call's markup only when the whole pair is
                 // engine-based; a legacy reasoning parser's pair returns the
                 // raw text (its `DelegatingParser._engine_based` is false)
                 // unless the tool parser read a call.
-                c.cut_lost = Some("named".into());
+                c.cut_lost = Some(CutLost::Named);
             }
             c
         },

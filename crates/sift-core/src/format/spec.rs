@@ -112,7 +112,7 @@ pub struct FormatSpec {
     /// Tool formats: aliases whose vLLM tool parser class answers a call
     /// the output's end cuts otherwise: alias → its `calls.cut_lost`.
     #[serde(default)]
-    pub alias_cut_lost: BTreeMap<String, String>,
+    pub alias_cut_lost: BTreeMap<String, CutLost>,
     /// When vLLM's `adjust_request` for this parser turns
     /// `skip_special_tokens` off: `always`, `with_tools` (tools declared and
     /// `tool_choice` not `none`) or `never` (the default; see
@@ -467,6 +467,23 @@ pub struct TransitionTable {
     pub section: bool,
 }
 
+/// What `vllm_text_loss` does with a call the output's end cuts
+/// (`calls.cut_lost`; see [`CallPolicy::cut_lost`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CutLost {
+    /// A call with no name yet is lost; a named one is a call.
+    Uncommitted,
+    /// As `uncommitted` once anything follows the opening marker.
+    Begun,
+    /// Only a named call is answered; no text is lost.
+    Named,
+    /// Also a committed call its end marker never closed is lost.
+    Unclosed,
+    /// A cut call whose arguments are not whole is taken back as content.
+    Content,
+}
+
 /// What a marker inside an open JSON string of a call is (`markers_in_strings`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -589,7 +606,7 @@ pub struct CallPolicy {
     /// without a readable name stays content either way (vLLM answers a call
     /// named "" there).
     #[serde(default)]
-    pub cut_lost: Option<String>,
+    pub cut_lost: Option<CutLost>,
     /// vLLM's one-shot answer drops a parameter the output's end cuts
     /// before its closing marker (its text lands in no field; the call
     /// stays). Followed only when the request sets `vllm_text_loss`: each
