@@ -21,7 +21,8 @@
 //!   "id_seed": 1,                          // optional: reproducible call ids
 //!   "reasoning_field": "reasoning",        // or "reasoning_content"
 //!   "special_markers": ["[TOOL_CALLS]"],   // optional: spellings skip_special_tokens removes without a tokenizer
-//!   "vllm_text_loss": false                // optional: vLLM's answer where it drops text into no field
+//!   "vllm_text_loss": false,               // optional: vLLM's answer where it drops text into no field
+//!   "vllm_one_shot": false                 // optional: vLLM's one-shot answer where it needs the whole output
 //! }
 //! ```
 //!
@@ -124,6 +125,8 @@ struct File {
     special_markers: Vec<String>,
     #[serde(default)]
     vllm_text_loss: bool,
+    #[serde(default)]
+    vllm_one_shot: bool,
 }
 
 /// Reads FILE: a wrapper (an object with a `request` key) as is, anything
@@ -236,6 +239,7 @@ pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
         id_style: IdStyle::for_tool_parser(tools.as_deref()),
         reasoning_field: field,
         vllm_text_loss: file.vllm_text_loss,
+        vllm_one_shot: file.vllm_one_shot,
         ..Options::default()
     };
     let prefix = match a.api {

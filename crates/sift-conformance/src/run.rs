@@ -38,6 +38,7 @@ pub fn read_request(v: &Value) -> (Request, bool) {
     r.prompt = v.get("prompt_text").and_then(Value::as_str).map(str::to_string);
     r.init_kwargs = v.get("parser_init_kwargs").cloned().filter(|k| !k.is_null());
     r.vllm_text_loss = v.get("vllm_text_loss").and_then(Value::as_bool).unwrap_or(false);
+    r.vllm_one_shot = v.get("vllm_one_shot").and_then(Value::as_bool).unwrap_or(false);
     let parallel = v.get("parallel_tool_calls").and_then(Value::as_bool).unwrap_or(true);
     (r, parallel)
 }

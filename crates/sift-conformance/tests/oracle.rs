@@ -140,3 +140,48 @@ fn oracle_agreement_is_as_documented() {
     assert!(unexpected.is_empty(), "new disagreements with vLLM: {unexpected:#?}");
     assert!(fixed.is_empty(), "now agreeing, remove from known-disagreements-oracle.txt: {fixed:?}");
 }
+
+/// With the vLLM-compatible request settings (`vllm_text_loss`: vLLM's
+/// answers where they drop text into no field; `vllm_one_shot`: its one-shot
+/// answers that depend on the whole output), the cases that still disagree
+/// are exactly those listed with a reason in
+/// `known-disagreements-oracle-compat.txt`, and every cut of every case
+/// still streams like one-shot.
+#[test]
+fn oracle_agreement_with_vllm_settings() {
+    let listed = sift_conformance::known_disagreements(include_str!("known-disagreements-oracle-compat.txt"));
+    let mut runner = Runner::new();
+    let (mut failures, mut problems) = (BTreeMap::new(), vec![]);
+    let cases = oracle_cases();
+    for case in &cases {
+        let mut case = case.clone();
+        if let Some(o) = case.request.as_object_mut() {
+            o.insert("vllm_text_loss".into(), Value::Bool(true));
+            o.insert("vllm_one_shot".into(), Value::Bool(true));
+        }
+        let a = runner.answer(&case);
+        let exp = case.expected.clone().unwrap_or(Value::Null);
+        let mut why = compare(&exp, &a.message);
+        if !a.error.is_null() {
+            why.push(format!("error {}", a.error));
+        } else if !exact(&a.message, &a.stream["message"]) {
+            problems.push(format!("{}: token stream differs from one-shot", case.id));
+        }
+        if !why.is_empty() {
+            failures.insert(case.id.clone(), why.join("; "));
+        }
+    }
+    let total = cases.len();
+    let share = 100.0 * (total - failures.len()) as f64 / total as f64;
+    eprintln!(
+        "oracle agreement with the vLLM-compatible settings: {share:.1}% of {total} ({} disagree)",
+        failures.len()
+    );
+    let unexpected: Vec<_> = failures.iter().filter(|(id, _)| !listed.contains_key(*id)).collect();
+    let fixed: Vec<_> = listed.keys().filter(|id| !failures.contains_key(*id)).collect();
+    let unreasoned: Vec<_> = listed.iter().filter(|(_, why)| why.starts_with("not yet matched")).collect();
+    assert!(problems.is_empty(), "{} cases:\n{}", problems.len(), problems.join("\n"));
+    assert!(unexpected.is_empty(), "new disagreements with the settings: {unexpected:#?}");
+    assert!(fixed.is_empty(), "now agreeing, remove from known-disagreements-oracle-compat.txt: {fixed:?}");
+    assert!(unreasoned.is_empty(), "listed without a reason: {unreasoned:?}");
+}

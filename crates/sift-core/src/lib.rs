@@ -29,6 +29,7 @@ pub mod registry;
 pub mod schema;
 pub mod special;
 pub mod token;
+mod whole;
 
 pub use error::FormatError;
 pub use format::{Format, FormatSpec, MAX_MARKER_LEN};

@@ -125,6 +125,11 @@ impl LimitState {
         &self.hits
     }
 
+    /// The limits it applies.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// Applies the limits to what was appended to `out` since it held
     /// `calls` fragments, the last of them with `args` argument bytes.
     /// `vouch` is a call whose fragments are exactly the bytes a JSON

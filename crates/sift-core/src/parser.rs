@@ -10,6 +10,7 @@
 
 use crate::engine::{Engine, Settings};
 use crate::format::compiled::SwitchKey;
+use crate::format::StateId;
 use crate::format::{compile, Format, FormatSpec};
 use crate::limits::{Exceeded, LimitState, Limits};
 use crate::message::{Delta, Folder, Message};
@@ -83,6 +84,15 @@ pub struct Request {
     /// the calls and drops them (`strip_when_none`); `docs/deviations.md`
     /// lists the families.
     pub vllm_text_loss: bool,
+    /// Reproduce vLLM's one-shot answer where it is decided from the whole
+    /// output and vLLM's own stream answers otherwise (default false: Sift
+    /// streams as vLLM's stream does where the two agree on the text, and
+    /// keeps what it streamed). For a format with such decisions (its
+    /// `[one_shot]` table: a reasoning start marker written again, reasoning
+    /// that never ends, text after a call list, a marker inside a JSON
+    /// string) the parser holds the whole output and answers at its end;
+    /// other formats stream as usual. `docs/deviations.md` lists them.
+    pub vllm_one_shot: bool,
 }
 
 impl Default for Request {
@@ -97,6 +107,7 @@ impl Default for Request {
             init_kwargs: None,
             id_seed: None,
             vllm_text_loss: false,
+            vllm_one_shot: false,
         }
     }
 }
@@ -109,6 +120,9 @@ pub struct ParserFactory {
     /// switch's entry, picked per request (first match wins).
     entries: Vec<(SwitchKey, Value, Arc<Format>)>,
     plain: Arc<Format>,
+    /// The tool format without the reasoning grammar, for a reasoning
+    /// format whose `one_shot.unterminated` reads a whole output so.
+    alone: Option<Arc<Format>>,
     required: Arc<Format>,
     named: Arc<Format>,
     /// The last response template a request carried, and its factory
@@ -165,6 +179,12 @@ impl ParserFactory {
             entries,
             native: Arc::new(compile(reasoning, tools)?),
             plain: Arc::new(compile(reasoning, None)?),
+            alone: match (reasoning, tools) {
+                (Some(r), Some(t)) if !r.one_shot.unterminated.is_empty() => {
+                    Some(Arc::new(compile(None, Some(t))?))
+                }
+                _ => None,
+            },
             required: Arc::new(compile(reasoning, Some(&required))?),
             named: Arc::new(compile(reasoning, Some(&named))?),
             templated: Arc::default(),
@@ -209,6 +229,7 @@ impl ParserFactory {
             entries,
             native: Arc::new(self.native.bind(vocab)?),
             plain: Arc::new(self.plain.bind(vocab)?),
+            alone: self.alone.as_ref().map(|f| f.bind(vocab).map(Arc::new)).transpose()?,
             required: Arc::new(self.required.bind(vocab)?),
             named: Arc::new(self.named.bind(vocab)?),
             templated: Arc::default(),
@@ -261,6 +282,17 @@ impl ParserFactory {
         if let Some(f) = self.templated_for(req) {
             return f.with_limits(self.limits).parser(req);
         }
+        let pick = self.pick(req);
+        let mut p = self.build(req, &pick, None);
+        if req.vllm_one_shot && pick.fmt.one_shot.is_on() {
+            // vLLM's one-shot answer depends on the whole output: held until it ends.
+            p.whole = Some(Box::new(crate::whole::Whole::new(self.clone(), req.clone(), pick)));
+        }
+        p
+    }
+
+    /// The compiled variant and call switches a request selects.
+    fn pick(&self, req: &Request) -> Pick {
         let has_tools = self.native.has_tools();
         let mut suppress = false;
         let mut named = None;
@@ -290,17 +322,44 @@ impl ParserFactory {
             ToolChoice::None => &self.plain,
             ToolChoice::Auto | ToolChoice::Unset => &self.native,
         };
-        let input = crate::format::compiled::SwitchInput {
-            kwargs: req.chat_template_kwargs.as_ref(),
-            reasoning_effort: req.reasoning_effort.as_deref(),
-            init: req.init_kwargs.as_ref(),
-        };
+        let input = self.switch_input(req);
+        let calls = Arc::ptr_eq(fmt, &self.native) && has_tools && !suppress;
         let fmt = match self.entries.iter().find(|(k, v, _)| k.matches(v, input)) {
             Some((_, _, f)) if Arc::ptr_eq(fmt, &self.native) => f,
             _ => fmt,
         };
-        let prime = fmt.prompt_prime.then_some(req.prompt.as_deref()).flatten();
-        let start = fmt.start_state(input, if prime.is_some() { None } else { req.prompt.as_deref() });
+        Pick { fmt: Arc::clone(fmt), suppress, named, choice, calls }
+    }
+
+    /// The reasoning-only variant: calls off, their markup content.
+    pub(crate) fn plain_pick(&self) -> Pick {
+        Pick { fmt: Arc::clone(&self.plain), suppress: false, named: None, choice: None, calls: false }
+    }
+
+    /// The tool format without the reasoning grammar, calls on (`None`
+    /// when the pair has no tool format or no `unterminated` rule).
+    pub(crate) fn alone_pick(&self) -> Option<Pick> {
+        let fmt = Arc::clone(self.alone.as_ref()?);
+        Some(Pick { fmt, suppress: false, named: None, choice: None, calls: true })
+    }
+
+    fn switch_input<'a>(&self, req: &'a Request) -> crate::format::compiled::SwitchInput<'a> {
+        crate::format::compiled::SwitchInput {
+            kwargs: req.chat_template_kwargs.as_ref(),
+            reasoning_effort: req.reasoning_effort.as_deref(),
+            init: req.init_kwargs.as_ref(),
+        }
+    }
+
+    /// Builds the parser of a pick; `start` overrides the start state (the
+    /// prompt is then not read).
+    pub(crate) fn build(&self, req: &Request, pick: &Pick, start: Option<StateId>) -> Parser {
+        let fmt = &pick.fmt;
+        let input = self.switch_input(req);
+        let prime = fmt.prompt_prime.then_some(req.prompt.as_deref()).flatten().filter(|_| start.is_none());
+        let start = start.unwrap_or_else(|| {
+            fmt.start_state(input, if prime.is_some() { None } else { req.prompt.as_deref() })
+        });
         let force = fmt
             .force_content
             .as_ref()
@@ -310,11 +369,11 @@ impl ParserFactory {
             // `force_content` may answer with the reasoning: the engine keeps
             // it, and the filter hides what is left of it.
             include_reasoning: req.include_reasoning || force.is_some(),
-            suppress_calls: suppress,
+            suppress_calls: pick.suppress,
             tools: Arc::clone(&req.tools),
             id_seed: req.id_seed,
-            named,
-            choice,
+            named: pick.named.clone(),
+            choice: pick.choice.clone(),
             vllm_text_loss: req.vllm_text_loss,
         };
         let mut engine = Engine::new(Arc::clone(fmt), start, set);
@@ -332,7 +391,7 @@ impl ParserFactory {
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
-        Parser { engine, finished: false, post, limits: LimitState::new(self.limits) }
+        Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None }
     }
 
     /// One-shot: push everything, finish, fold.
@@ -340,6 +399,17 @@ impl ParserFactory {
         let mut p = self.parser(req);
         p.parse(text, ids)
     }
+}
+
+/// What a request selected: one compiled variant and its call switches.
+#[derive(Debug, Clone)]
+pub(crate) struct Pick {
+    pub fmt: Arc<Format>,
+    suppress: bool,
+    named: Option<String>,
+    choice: Option<String>,
+    /// The native calls are parsed (not `none`, `required` or a named function).
+    pub calls: bool,
 }
 
 /// The per-request streaming parser.
@@ -350,7 +420,10 @@ pub struct Parser {
     /// Message-level filters (`post.rs`), when the format asks for any.
     post: Option<Box<crate::post::Post>>,
     /// The limits and what they cut (`limits.rs`).
-    limits: LimitState,
+    pub(crate) limits: LimitState,
+    /// The whole output, held (`vllm_one_shot` for a format whose vLLM
+    /// one-shot answer depends on all of it; see `whole.rs`).
+    whole: Option<Box<crate::whole::Whole>>,
 }
 
 impl Parser {
@@ -359,6 +432,9 @@ impl Parser {
     pub fn push_into(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
         if self.finished {
             return;
+        }
+        if let Some(w) = &mut self.whole {
+            return w.push(text, ids);
         }
         let mark = Self::mark(out);
         match &mut self.post {
@@ -417,6 +493,10 @@ impl Parser {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
+        if let Some(w) = self.whole.take() {
+            self.limits = w.finish(self.limits.limits(), out);
+            return;
+        }
         let mark = Self::mark(out);
         match &mut self.post {
             None => self.engine.finish(out),
@@ -444,6 +524,11 @@ impl Parser {
         let mut f = Folder::default();
         f.push_owned(d);
         f.finish()
+    }
+
+    /// What the engine saw that a one-shot decision reads (`whole.rs`).
+    pub(crate) fn seen(&self) -> u8 {
+        self.engine.seen()
     }
 
     /// Whether the output is inside reasoning right now (for a

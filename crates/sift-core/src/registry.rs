@@ -55,6 +55,9 @@ impl Registry {
                 return Err(FormatError::BadMode { state: key.into(), mode: a.clone() });
             }
         }
+        if let Some(a) = spec.alias_one_shot.keys().find(|a| !spec.aliases.contains(a)) {
+            return Err(FormatError::BadMode { state: "alias_one_shot".into(), mode: a.clone() });
+        }
         if let Some(a) = spec.alias_cut_lost.keys().find(|a| !spec.aliases.contains(a)) {
             return Err(FormatError::BadMode { state: "alias_cut_lost".into(), mode: a.clone() });
         }
@@ -74,7 +77,9 @@ impl Registry {
             let cut = spec.alias_cut_lost.get(n);
             let initial = spec.alias_initial.get(n);
             let grammar = spec.alias_grammar_from.get(n);
+            let one_shot = spec.alias_one_shot.get(n);
             let named = if keep.is_some()
+                || one_shot.is_some()
                 || native
                 || kept_calls
                 || cut.is_some()
@@ -95,6 +100,14 @@ impl Registry {
                 }
                 if let Some(grammar) = grammar {
                     s.grammar_from = Some(grammar.clone());
+                }
+                if let Some(o) = one_shot {
+                    s.one_shot = o.clone();
+                    // Validated as the file itself was: its terminals must exist.
+                    match s.kind {
+                        Kind::Reasoning => crate::format::compile(Some(&s), None)?,
+                        Kind::Tools => crate::format::compile(None, Some(&s))?,
+                    };
                 }
                 s.calls.native_required |= native;
                 s.calls_kept_when_none |= kept_calls;

@@ -261,6 +261,7 @@ impl CheckedRequest {
             init_kwargs: None,
             id_seed: self.id_seed,
             vllm_text_loss: false,
+            vllm_one_shot: false,
         }
     }
 

@@ -84,6 +84,10 @@ pub struct Options {
     /// Reproduce vLLM's answers where they lose text that lands in no field
     /// (`sift_core::Request::vllm_text_loss`; default false).
     pub vllm_text_loss: bool,
+    /// Reproduce vLLM's one-shot answers that depend on the whole output,
+    /// holding it for the formats that have them
+    /// (`sift_core::Request::vllm_one_shot`; default false).
+    pub vllm_one_shot: bool,
 }
 
 impl Default for Options {
@@ -94,6 +98,7 @@ impl Default for Options {
             reasoning_counter: None,
             match_markers_by_id: true,
             vllm_text_loss: false,
+            vllm_one_shot: false,
         }
     }
 }
@@ -188,8 +193,11 @@ pub struct ChoiceProcessor {
 impl ChoiceProcessor {
     /// A processor for one choice of a checked request.
     pub fn new(factory: &ParserFactory, req: &CheckedRequest, opts: &Options) -> ChoiceProcessor {
-        let parser =
-            factory.parser(&sift_core::Request { vllm_text_loss: opts.vllm_text_loss, ..req.to_core() });
+        let parser = factory.parser(&sift_core::Request {
+            vllm_text_loss: opts.vllm_text_loss,
+            vllm_one_shot: opts.vllm_one_shot,
+            ..req.to_core()
+        });
         let counter = opts.reasoning_counter.clone().or_else(|| {
             let (start, end) = factory.format().reasoning_token_ids()?;
             // The core names its reasoning state `reasoning` in every built-in format.

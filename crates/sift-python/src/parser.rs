@@ -57,7 +57,8 @@ impl Parser {
     #[pyo3(signature = (
         reasoning_parser = None, tool_call_parser = None, *, tools = None, tool_choice = None,
         chat_template_kwargs = None, prompt = None, tokenizer = None, include_reasoning = true,
-        reasoning_effort = None, parser_init_kwargs = None, vllm_text_loss = false, id_seed = None,
+        reasoning_effort = None, parser_init_kwargs = None, vllm_text_loss = false, vllm_one_shot = false,
+        id_seed = None,
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per request field.
     fn new(
@@ -73,6 +74,7 @@ impl Parser {
         reasoning_effort: Option<String>,
         parser_init_kwargs: Option<&Bound<'_, PyAny>>,
         vllm_text_loss: bool,
+        vllm_one_shot: bool,
         id_seed: Option<u64>,
     ) -> PyResult<Parser> {
         let names: Names = (reasoning_parser, tool_call_parser);
@@ -125,6 +127,7 @@ impl Parser {
         req.include_reasoning = include_reasoning;
         req.reasoning_effort = reasoning_effort;
         req.vllm_text_loss = vllm_text_loss;
+        req.vllm_one_shot = vllm_one_shot;
         req.id_seed = id_seed;
         let inner = factory.parser(&req);
         Ok(Parser { inner, factory, tools_declared, choice_none })

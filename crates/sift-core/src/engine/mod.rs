@@ -169,8 +169,16 @@ pub(crate) struct Engine {
     ended_raw: Option<Box<(usize, JsonScanner)>>,
     /// The output ended: what is still open is cut (see [`Engine::cut_lost`]).
     finishing: bool,
+    /// What the output showed that vLLM's one-shot answer decides on
+    /// (`SEEN_*` bits; read by `crate::whole`).
+    seen: u8,
     set: Settings,
 }
+
+/// Non-blank content came after a call committed.
+pub(crate) const SEEN_TEXT_AFTER_CALL: u8 = 1;
+/// A marker was read as the text of an open JSON string (`markers_in_strings`).
+pub(crate) const SEEN_STRING_MARKER: u8 = 2;
 
 impl Engine {
     pub fn new(fmt: Arc<Format>, start: StateId, set: Settings) -> Engine {
@@ -203,6 +211,7 @@ impl Engine {
             replay: None,
             ended_raw: None,
             finishing: false,
+            seen: 0,
             set,
         };
         let mut sink = Delta::default();
@@ -213,6 +222,11 @@ impl Engine {
     /// Whether text now goes to reasoning.
     pub fn in_reasoning(&self) -> bool {
         matches!(self.fmt.states[self.state as usize].mode, Mode::Reasoning)
+    }
+
+    /// What the output showed so far (`SEEN_*` bits).
+    pub fn seen(&self) -> u8 {
+        self.seen
     }
 
     /// Bytes held back as a possible marker's start.
@@ -532,6 +546,7 @@ impl Engine {
                     // The string's text (`markers_in_strings = "text"`): the
                     // kernel gets its bytes with the text after it, and the
                     // search goes on from its next byte.
+                    self.seen |= SEEN_STRING_MARKER;
                     if self.id_mode && token {
                         let t = self.fmt.canon(t);
                         if let Some(j) = self.pending.iter().position(|x| *x == t) {
@@ -700,7 +715,12 @@ impl Engine {
         }
         match kind {
             K::Content if self.content_after_calls() => {}
-            K::Content => out.push_content(s),
+            K::Content => {
+                if self.next_index > 0 && self.seen & SEEN_TEXT_AFTER_CALL == 0 && !s.trim().is_empty() {
+                    self.seen |= SEEN_TEXT_AFTER_CALL;
+                }
+                out.push_content(s)
+            }
             K::Reasoning => {
                 if self.set.include_reasoning {
                     self.wrote_reasoning |= !self.priming && !s.is_empty();

@@ -212,6 +212,8 @@ fn content_spec() -> FormatSpec {
         detect_not: vec![],
         recover_newlines: false,
         force_content: None,
+        one_shot: Default::default(),
+        alias_one_shot: BTreeMap::new(),
     }
 }
 
@@ -470,6 +472,7 @@ pub fn compile_entry(
                 w.only_absent,
             )
         }),
+        one_shot: one_shot(&b, r, tools, &rename)?,
     };
     if f.calls.schema_args && !f.states.iter().any(|s| s.spellings.iter().any(|x| x.2.hold.is_some())) {
         return Err(FormatError::BadMode {
@@ -481,6 +484,42 @@ pub fn compile_entry(
     check_reprocess(&f)?;
     f.states.shrink_to_fit();
     Ok(f)
+}
+
+/// The pair's `[one_shot]` decisions: the reasoning format's splits, the
+/// tool format's reasons to read the output as content.
+fn one_shot(
+    b: &Builder,
+    r: &FormatSpec,
+    tools: Option<&FormatSpec>,
+    rename: &dyn Fn(&str) -> String,
+) -> Result<crate::format::compiled::OneShot, FormatError> {
+    let spellings = |term: &str| {
+        r.terminals.get(term).map(|t| t.spellings().to_vec()).ok_or_else(|| FormatError::BadMode {
+            state: "one_shot".into(),
+            mode: format!("no terminal `{term}`"),
+        })
+    };
+    let o = &r.one_shot;
+    let split = match &o.split_at {
+        Some(t) => {
+            Some((spellings(t)?, b.state(&r.name, &rename(o.split_to.as_deref().unwrap_or("reasoning")))?))
+        }
+        None => None,
+    };
+    let mut unterminated = vec![];
+    for t in &o.unterminated {
+        unterminated.extend(spellings(t)?);
+    }
+    let strip = o.unterminated_strip.as_deref().map(spellings).transpose()?.unwrap_or_default();
+    let t = tools.map(|t| &t.one_shot);
+    Ok(crate::format::compiled::OneShot {
+        split,
+        unterminated,
+        strip,
+        text_after_calls: t.is_some_and(|t| t.text_after_calls),
+        marker_in_string: t.is_some_and(|t| t.marker_in_string),
+    })
 }
 
 /// Tool grammar states live in their own namespace, except the shared `content`.

@@ -375,6 +375,31 @@ pub struct Format {
     /// `force_content`: the `chat_template_kwargs` key and value that turn
     /// it on, and whether only absent (not blank) content swaps.
     pub(crate) force_content: Option<(String, serde_json::Value, bool)>,
+    /// vLLM's whole-output decisions (`[one_shot]`), followed with `vllm_one_shot`.
+    pub(crate) one_shot: OneShot,
+}
+
+/// A format's `[one_shot]` tables, compiled (see `crate::whole`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OneShot {
+    /// `split_at`'s spellings and the state `split_to` names.
+    pub split: Option<(Vec<String>, StateId)>,
+    /// The spellings of every `unterminated` terminal (empty: off).
+    pub unterminated: Vec<String>,
+    /// `unterminated_strip`'s spellings.
+    pub strip: Vec<String>,
+    pub text_after_calls: bool,
+    pub marker_in_string: bool,
+}
+
+impl OneShot {
+    /// Whether any decision needs the whole output.
+    pub fn is_on(&self) -> bool {
+        self.split.is_some()
+            || !self.unterminated.is_empty()
+            || self.text_after_calls
+            || self.marker_in_string
+    }
 }
 
 impl Format {

@@ -148,6 +148,59 @@ pub struct FormatSpec {
     /// (Nemotron's `force_nonempty_content`).
     #[serde(default)]
     pub force_content: Option<ForceContentSpec>,
+    /// vLLM's one-shot answer where it is decided from the whole output,
+    /// followed when the request sets `vllm_one_shot` (see `crate::whole`).
+    #[serde(default)]
+    pub one_shot: OneShotSpec,
+    /// `one_shot` for an alias whose vLLM parser class decides otherwise
+    /// (`{ qwen3_json = { marker_in_string = true } }`); each key must be an
+    /// alias, and its table replaces the file's.
+    #[serde(default)]
+    pub alias_one_shot: BTreeMap<String, OneShotSpec>,
+}
+
+/// `[one_shot]`: the decisions vLLM's one-shot parser makes from the whole
+/// output, which its own stream does not follow. Sift follows them only
+/// when the request sets `vllm_one_shot`, holding the output until it ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OneShotSpec {
+    /// Reasoning formats: a terminal whose first spelling anywhere in the
+    /// output (the answer included) splits it, when the output starts in
+    /// reasoning: the text before it reaches no field and the text after it
+    /// is read from `split_to` (DeepSeek R1's `partition(start_token)`).
+    #[serde(default)]
+    pub split_at: Option<String>,
+    /// The state the text after `split_at` is read from (default `reasoning`).
+    #[serde(default)]
+    pub split_to: Option<String>,
+    /// Reasoning formats: terminals of which, when none is spelled anywhere
+    /// in the output, the whole output is read without the reasoning
+    /// grammar (content, and calls where the request parses them): vLLM's
+    /// answer for reasoning whose end marker never comes.
+    #[serde(default)]
+    pub unterminated: Vec<String>,
+    /// With `unterminated`: a spelling of this terminal that opens the
+    /// output is dropped from it first (K2 Horizon's `removeprefix`).
+    #[serde(default)]
+    pub unterminated_strip: Option<String>,
+    /// Tool formats: non-blank content after a call makes the whole output
+    /// content, calls and all (the parser's JSON or list does not end the
+    /// output, so vLLM reads no call).
+    #[serde(default)]
+    pub text_after_calls: bool,
+    /// Tool formats: a marker read as text inside a JSON string of a call
+    /// (`markers_in_strings = "text"`) makes the whole output content (vLLM's
+    /// non-greedy regex ends the call there and its JSON does not parse).
+    #[serde(default)]
+    pub marker_in_string: bool,
+}
+
+impl OneShotSpec {
+    /// Whether the table says anything.
+    pub fn is_empty(&self) -> bool {
+        *self == OneShotSpec::default()
+    }
 }
 
 /// `force_content`: the `chat_template_kwargs` value that turns it on, and

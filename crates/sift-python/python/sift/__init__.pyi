@@ -75,6 +75,9 @@ class Parser:
     ``tokenizer``: a ``tokenizer.json`` path, or a token -> id mapping (a
     tokenizer's ``get_vocab()``), so special-token markers match by id.
     ``vllm_text_loss``: drop the text vLLM's answer drops (Sift keeps it).
+    ``vllm_one_shot``: vLLM's non-streaming answer where it depends on the
+    whole output (the parser then holds the output of such formats until
+    ``finish``).
     ``id_seed``: deterministic tool call ids.
 
     Raises :class:`SiftError` for an unknown name or an unusable argument.
@@ -94,6 +97,7 @@ class Parser:
         reasoning_effort: Optional[str] = None,
         parser_init_kwargs: Optional[JSONLike] = None,
         vllm_text_loss: bool = False,
+        vllm_one_shot: bool = False,
         id_seed: Optional[int] = None,
     ) -> None: ...
     def push(self, text: str, token_ids: Optional[Sequence[int]] = None) -> Delta:

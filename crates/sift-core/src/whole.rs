@@ -1,0 +1,135 @@
+//! vLLM's one-shot decisions that depend on the whole output, followed when
+//! the request sets `vllm_one_shot` (a format's `[one_shot]` table).
+//!
+//! vLLM's non-streaming parsers read the finished text with `partition`,
+//! `in` and whole-text regexes, and some of their answers hang on text that
+//! comes last: a reasoning start marker written again in the answer drops
+//! everything before it; reasoning whose end marker never comes is content;
+//! a call list followed by text, or a call whose JSON string holds the
+//! closing marker, makes the whole output content. vLLM's own stream
+//! answers otherwise, so Sift's default streams the stream's reading. With
+//! `vllm_one_shot`, a parser for such a format buffers the output and, at
+//! its end, decides as vLLM's one-shot parser does and runs the ordinary
+//! engine once over the text it picked.
+//!
+//! Invariants: the answer is a function of the concatenated output (the
+//! cuts never reach the engine), so streaming equals one-shot; nothing is
+//! emitted before the end; the engine, filters and limits are the ordinary
+//! ones, so every other rule holds unchanged. Memory is the output's size
+//! (the price of the setting; formats without `[one_shot]` never hold).
+
+use crate::engine::{SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::limits::{LimitState, Limits};
+use crate::message::Delta;
+use crate::parser::{Parser, ParserFactory, Pick, Request};
+
+/// The held output of one request.
+#[derive(Debug)]
+pub(crate) struct Whole {
+    factory: ParserFactory,
+    req: Request,
+    pick: Pick,
+    text: String,
+    /// The token ids of every delta; `None` once a delta came without them.
+    ids: Option<Vec<u32>>,
+}
+
+impl Whole {
+    pub fn new(factory: ParserFactory, req: Request, pick: Pick) -> Whole {
+        let req = Request { vllm_one_shot: false, ..req };
+        Whole { factory, req, pick, text: String::new(), ids: Some(vec![]) }
+    }
+
+    pub fn push(&mut self, text: &str, ids: Option<&[u32]>) {
+        self.text.push_str(text);
+        match (&mut self.ids, ids) {
+            (Some(all), Some(ids)) => all.extend_from_slice(ids),
+            (all, _) => *all = None,
+        }
+    }
+
+    /// Decides, parses the text decided on into `out`, and returns the
+    /// limits state of the parser that ran (what it cut).
+    pub fn finish(self, limits: Limits, out: &mut Delta) -> LimitState {
+        let Whole { factory, req, pick, text, ids } = self;
+        let rules = &pick.fmt.one_shot;
+        let build = |pick: &Pick, start| factory.build(&req, pick, start).with_limits(limits);
+        let first = build(&pick, None);
+        let (mut p, reading) = if !rules.unterminated.is_empty()
+            && !rules.unterminated.iter().any(|sp| text.contains(sp.as_str()))
+        {
+            // Reasoning that never ends: the whole output is read without
+            // the reasoning grammar (its markers as written, but for a
+            // stripped opening one).
+            let from = rules.strip.iter().find(|sp| text.starts_with(sp.as_str())).map_or(0, |sp| sp.len());
+            match factory.alone_pick().filter(|_| pick.calls) {
+                Some(alone) => (build(&alone, None), Reading::Alone(from)),
+                None => return content(&text[from..], limits, out),
+            }
+        } else if let Some((at, to)) = rules.split.as_ref().filter(|_| first.in_reasoning()) {
+            match at.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min() {
+                // Everything before the first start marker reaches no field.
+                Some(end) => (build(&pick, Some(*to)), Reading::Split(end)),
+                None => (first, Reading::Whole),
+            }
+        } else {
+            (first, Reading::Whole)
+        };
+        let from = reading.from();
+        // Token ids fit only the whole text.
+        let ids = ids.as_deref().filter(|_| from == 0);
+        let mut d = run(&mut p, &text[from..], ids);
+        let seen = p.seen();
+        let calls_off = !d.tool_calls.is_empty()
+            && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
+                || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0));
+        if calls_off {
+            // The call list does not parse as vLLM reads it: no call, the
+            // output (after any reasoning) is content as written.
+            let plain = factory.plain_pick();
+            let start = match reading {
+                Reading::Alone(_) => return content(&text[from..], limits, out),
+                Reading::Split(_) => plain.fmt.one_shot.split.as_ref().map(|s| s.1),
+                Reading::Whole => None,
+            };
+            p = build(&plain, start);
+            d = run(&mut p, &text[from..], ids);
+        }
+        out.append(&d);
+        std::mem::take(&mut p.limits)
+    }
+}
+
+/// How the held output is read.
+#[derive(Debug, Clone, Copy)]
+enum Reading {
+    /// As streaming would, from the request's start state.
+    Whole,
+    /// Without the reasoning grammar, from this byte.
+    Alone(usize),
+    /// From this byte (after the first start marker), in `split_to`.
+    Split(usize),
+}
+
+impl Reading {
+    fn from(self) -> usize {
+        match self {
+            Reading::Whole => 0,
+            Reading::Alone(n) | Reading::Split(n) => n,
+        }
+    }
+}
+
+/// The whole text, pushed and finished.
+fn run(p: &mut Parser, text: &str, ids: Option<&[u32]>) -> Delta {
+    let mut d = Delta::default();
+    p.push_into(text, ids, &mut d);
+    p.finish_into(&mut d);
+    d
+}
+
+/// The whole output as content (no parser reads it).
+fn content(text: &str, limits: Limits, out: &mut Delta) -> LimitState {
+    out.push_content(text);
+    LimitState::new(limits)
+}
