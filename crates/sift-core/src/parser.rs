@@ -315,7 +315,12 @@ impl ParserFactory {
             // vLLM's engine-based pairs parse the calls and drop them, text
             // and all; Sift keeps the markup as content (the reasoning-only
             // format) unless the request asks for vLLM's text loss.
-            ToolChoice::None if has_tools && self.native.strip_when_none && req.vllm_text_loss => {
+            ToolChoice::None
+                if has_tools
+                    && req.vllm_text_loss
+                    && (self.native.strip_when_none
+                        || (self.native.calls.strip_without_tools && req.tools.is_empty())) =>
+            {
                 suppress = true;
                 &self.native
             }
@@ -524,6 +529,11 @@ impl Parser {
         let mut f = Folder::default();
         f.push_owned(d);
         f.finish()
+    }
+
+    /// The prompt left open a message whose text is lost (`whole.rs`).
+    pub(crate) fn prompt_lost(&self) -> bool {
+        self.engine.prompt_lost()
     }
 
     /// What the engine saw that a one-shot decision reads (`whole.rs`).

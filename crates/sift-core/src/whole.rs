@@ -55,6 +55,10 @@ impl Whole {
         let rules = &pick.fmt.one_shot;
         let build = |pick: &Pick, start| factory.build(&req, pick, start).with_limits(limits);
         let first = build(&pick, None);
+        if rules.prompt_open_empty && first.prompt_lost() {
+            // vLLM reads nothing after the message the prompt opened.
+            return LimitState::new(limits);
+        }
         let (mut p, reading) = if !rules.unterminated.is_empty()
             && !rules.unterminated.iter().any(|sp| text.contains(sp.as_str()))
         {
@@ -82,7 +86,8 @@ impl Whole {
         let seen = p.seen();
         let calls_off = !d.tool_calls.is_empty()
             && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
-                || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0));
+                || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
+                || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
         if calls_off {
             // The call list does not parse as vLLM reads it: no call, the
             // output (after any reasoning) is content as written.

@@ -169,6 +169,9 @@ pub(crate) struct Engine {
     ended_raw: Option<Box<(usize, JsonScanner)>>,
     /// The output ended: what is still open is cut (see [`Engine::cut_lost`]).
     finishing: bool,
+    /// The message the prompt left open is lost text until the state moves
+    /// (`[prompt] lost` with `vllm_text_loss`).
+    prompt_lost: bool,
     /// What the output showed that vLLM's one-shot answer decides on
     /// (`SEEN_*` bits; read by `crate::whole`).
     seen: u8,
@@ -212,6 +215,7 @@ impl Engine {
             ended_raw: None,
             finishing: false,
             seen: 0,
+            prompt_lost: false,
             set,
         };
         let mut sink = Delta::default();
@@ -222,6 +226,11 @@ impl Engine {
     /// Whether text now goes to reasoning.
     pub fn in_reasoning(&self) -> bool {
         matches!(self.fmt.states[self.state as usize].mode, Mode::Reasoning)
+    }
+
+    /// The prompt left a message open that is lost text (`[prompt] lost`).
+    pub fn prompt_lost(&self) -> bool {
+        self.prompt_lost
     }
 
     /// What the output showed so far (`SEEN_*` bits).
@@ -715,6 +724,7 @@ impl Engine {
         }
         match kind {
             K::Content if self.content_after_calls() => {}
+            K::Content | K::Reasoning if self.prompt_lost => self.record(s),
             K::Content => {
                 if self.next_index > 0 && self.seen & SEEN_TEXT_AFTER_CALL == 0 && !s.trim().is_empty() {
                     self.seen |= SEEN_TEXT_AFTER_CALL;
@@ -1098,6 +1108,7 @@ impl Engine {
 
     fn enter(&mut self, s: StateId, out: &mut Delta) {
         self.hold_enter(s);
+        self.prompt_lost = false;
         let fmt = Arc::clone(&self.fmt);
         if matches!(fmt.states[s as usize].mode, Mode::Content | Mode::Lost | Mode::Reasoning) {
             // A message that never showed call markup was framing.
@@ -1245,7 +1256,9 @@ impl Engine {
             }
             return;
         }
-        if self.fmt.calls.known_names_only
+        let known_only =
+            self.fmt.calls.known_names_only || (self.fmt.calls.unknown_names_lost && self.set.vllm_text_loss);
+        if known_only
             && !self.fmt.calls.validate
             && !self.set.tools.is_empty()
             && !self.set.tools.names().contains(&name)

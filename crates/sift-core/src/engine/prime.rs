@@ -20,6 +20,7 @@
 //! state advances), into a discarded delta.
 
 use super::Engine;
+use crate::format::compiled::Mode;
 use crate::message::Delta;
 
 impl Engine {
@@ -31,6 +32,11 @@ impl Engine {
         self.push(text, None, &mut seen);
         self.priming = false;
         self.started = false;
+        // vLLM never reads a message the prompt opened (`[prompt] lost`).
+        self.prompt_lost = self.fmt.prompt_lost
+            && self.set.vllm_text_loss
+            && self.framed
+            && matches!(self.fmt.states[self.state as usize].mode, Mode::Content | Mode::Reasoning);
         // The output's framing is its own: a header the prompt routed does not count.
         self.framed = false;
         self.mute = self.held.len();

@@ -304,10 +304,12 @@ pub fn compile_entry(
             roots.push(b.state(&t.name, &tool_state(&s.state))?);
         }
     }
-    let (mut prompt_turns, mut prompt_enter, mut prompt_prime) = (vec![], vec![], false);
+    let (mut prompt_turns, mut prompt_enter, mut prompt_prime, mut prompt_lost) =
+        (vec![], vec![], false, false);
     if let Some(p) = &r.prompt {
         prompt_turns = p.turn_start.clone();
         prompt_prime = p.prime;
+        prompt_lost = p.lost;
         for (tname, st) in &p.enter {
             let t = b.term(0, r, tname)?;
             let sid = b.state(&r.name, &rename(st))?;
@@ -438,6 +440,7 @@ pub fn compile_entry(
         prompt_turns,
         prompt_enter,
         prompt_prime,
+        prompt_lost,
         uncommitted,
         strip_when_none: policy.strip_when_none && !r.calls_kept_when_none,
         defer_calls: policy.defer,
@@ -519,6 +522,8 @@ fn one_shot(
         strip,
         text_after_calls: t.is_some_and(|t| t.text_after_calls),
         marker_in_string: t.is_some_and(|t| t.marker_in_string),
+        single_call: t.is_some_and(|t| t.single_call),
+        prompt_open_empty: o.prompt_open_empty,
     })
 }
 

@@ -351,6 +351,8 @@ pub struct Format {
     pub(crate) prompt_turns: Vec<String>,
     pub(crate) prompt_enter: Vec<(String, StateId)>,
     pub(crate) prompt_prime: bool,
+    /// `[prompt] lost`: a message the prompt opened is lost text.
+    pub(crate) prompt_lost: bool,
     pub(crate) uncommitted: Uncommitted,
     pub(crate) strip_when_none: bool,
     pub(crate) defer_calls: bool,
@@ -390,6 +392,8 @@ pub(crate) struct OneShot {
     pub strip: Vec<String>,
     pub text_after_calls: bool,
     pub marker_in_string: bool,
+    pub single_call: bool,
+    pub prompt_open_empty: bool,
 }
 
 impl OneShot {
@@ -399,6 +403,8 @@ impl OneShot {
             || !self.unterminated.is_empty()
             || self.text_after_calls
             || self.marker_in_string
+            || self.single_call
+            || self.prompt_open_empty
     }
 }
 

@@ -194,6 +194,16 @@ pub struct OneShotSpec {
     /// non-greedy regex ends the call there and its JSON does not parse).
     #[serde(default)]
     pub marker_in_string: bool,
+    /// Tool formats: two or more calls make the whole output content
+    /// (vLLM's GigaChat 3 parser reads one JSON object after its marker).
+    #[serde(default)]
+    pub single_call: bool,
+    /// Reasoning formats with `[prompt] lost`: when the prompt left a
+    /// message open, vLLM's answer is empty, every field lost (its harmony
+    /// parser fails on the open message's tokens and reads nothing after
+    /// them); with `vllm_text_loss` too.
+    #[serde(default)]
+    pub prompt_open_empty: bool,
 }
 
 impl OneShotSpec {
@@ -303,6 +313,12 @@ pub struct PromptSpec {
     /// discarding the output, so the output starts where the prompt left off.
     #[serde(default)]
     pub prime: bool,
+    /// With `prime` and `vllm_text_loss`: the text of a message the prompt
+    /// left open (its header routed) reaches no field until a marker moves
+    /// the state (vLLM's Muse parser starts at a header and never reads the
+    /// message the prompt opened). Sift reads it by default.
+    #[serde(default)]
+    pub lost: bool,
 }
 
 /// One state.
@@ -606,6 +622,17 @@ pub struct CallPolicy {
     /// (when the request declares tools at all).
     #[serde(default)]
     pub known_names_only: bool,
+    /// With `vllm_text_loss`: a call to a function the request declares no
+    /// tool for (when it declares tools) is not a call, and its text reaches
+    /// no field (vLLM's GLM engine). Sift keeps the call by default.
+    #[serde(default)]
+    pub unknown_names_lost: bool,
+    /// With `vllm_text_loss`: a request without tools (`tool_choice` none)
+    /// parses the calls and drops them, as `strip_when_none` does, while
+    /// a request that declares tools and says `none` keeps the markup
+    /// (vLLM's engine-based Llama JSON parser).
+    #[serde(default)]
+    pub strip_without_tools: bool,
     /// A call whose raw arguments begin before any name was written is a
     /// call without a name: its text is content even where uncommitted calls
     /// are dropped (vLLM's Mistral parser answers a call named "" on
