@@ -19,6 +19,7 @@
 //! (the price of the setting; formats without `[one_shot]` never hold).
 
 use crate::engine::{SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::Delta;
 use crate::parser::{Parser, ParserFactory, Pick, Request};
@@ -59,6 +60,29 @@ impl Whole {
             // vLLM reads nothing after the message the prompt opened.
             return LimitState::new(limits);
         }
+        let first_of = |sps: &[String]| sps.iter().filter_map(|sp| text.find(sp.as_str())).min();
+        if let Some(u) = &rules.unfinished {
+            let last_of = |sps: &[String]| sps.iter().filter_map(|sp| text.rfind(sp.as_str())).max();
+            let body = last_of(&u.body);
+            let open = match (last_of(&u.start), body) {
+                (_, None) => Some(0),
+                (Some(s), Some(b)) if s > b => Some(s),
+                _ => None,
+            };
+            if let Some(s) = open {
+                // The last message's header never ended: the text before it
+                // is read as usual, the message is content as written.
+                let mut p = first;
+                let mut d = run(&mut p, &text[..s], ids.as_deref().filter(|_| s == text.len()));
+                if !d.content.is_empty() {
+                    d.content.push('\n');
+                }
+                d.content.push_str(&text[s..]);
+                d.content.push_str(&u.suffix);
+                out.append(&d);
+                return std::mem::take(&mut p.limits);
+            }
+        }
         let (mut p, reading) = if !rules.unterminated.is_empty()
             && !rules.unterminated.iter().any(|sp| text.contains(sp.as_str()))
         {
@@ -73,8 +97,16 @@ impl Whole {
         } else if let Some((at, to)) = rules.split.as_ref().filter(|_| first.in_reasoning()) {
             match at.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min() {
                 // Everything before the first start marker reaches no field.
-                Some(end) => (build(&pick, Some(*to)), Reading::Split(end)),
+                Some(end) => (build(&pick, Some(*to)), Reading::At(end, *to)),
                 None => (first, Reading::Whole),
+            }
+        } else if let Some(lone) = rules.lone_end.as_ref().filter(|_| !first.in_reasoning()) {
+            match (first_of(&lone.end), first_of(&lone.unless)) {
+                // An end marker no start marker opened: the text before it was reasoning.
+                (Some(e), u) if u.is_none_or(|u| u > e) => {
+                    (build(&pick, Some(lone.to)), Reading::At(0, lone.to))
+                }
+                _ => (first, Reading::Whole),
             }
         } else {
             (first, Reading::Whole)
@@ -88,17 +120,35 @@ impl Whole {
             && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
                 || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
                 || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
+        if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| req.vllm_text_loss) {
+            if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
+                // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
+                return LimitState::new(limits);
+            }
+        }
         if calls_off {
             // The call list does not parse as vLLM reads it: no call, the
             // output (after any reasoning) is content as written.
             let plain = factory.plain_pick();
             let start = match reading {
                 Reading::Alone(_) => return content(&text[from..], limits, out),
-                Reading::Split(_) => plain.fmt.one_shot.split.as_ref().map(|s| s.1),
+                // The same state in the reasoning-only variant (states keep their names).
+                Reading::At(_, st) => plain.fmt.state_named(pick.fmt.state_name(st)),
                 Reading::Whole => None,
             };
             p = build(&plain, start);
             d = run(&mut p, &text[from..], ids);
+        }
+        if let Some(remove) = rules.strip_join.as_ref().filter(|_| req.vllm_text_loss && !calls_off) {
+            if let Some(k) = p.first_call_at().filter(|k| *k <= d.content.len() && !d.tool_calls.is_empty()) {
+                // vLLM strips the text on each side of the calls and joins it with one newline.
+                let mut after = d.content[k..].to_string();
+                for sp in remove {
+                    after = after.replace(sp.as_str(), "");
+                }
+                let parts = [d.content[..k].trim(), after.trim()];
+                d.content = parts.iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n");
+            }
         }
         out.append(&d);
         std::mem::take(&mut p.limits)
@@ -112,15 +162,15 @@ enum Reading {
     Whole,
     /// Without the reasoning grammar, from this byte.
     Alone(usize),
-    /// From this byte (after the first start marker), in `split_to`.
-    Split(usize),
+    /// From this byte, in this state.
+    At(usize, StateId),
 }
 
 impl Reading {
     fn from(self) -> usize {
         match self {
             Reading::Whole => 0,
-            Reading::Alone(n) | Reading::Split(n) => n,
+            Reading::Alone(n) | Reading::At(n, _) => n,
         }
     }
 }

@@ -39,6 +39,9 @@ impl Engine {
             && matches!(self.fmt.states[self.state as usize].mode, Mode::Content | Mode::Reasoning);
         // The output's framing is its own: a header the prompt routed does not count.
         self.framed = false;
+        // The header as written is the output's: the prompt's markers are not
+        // (a header the output never finishes is content as written).
+        self.hdr_raw.clear();
         self.mute = self.held.len();
         // Calls are numbered from the output's first: a call the prompt
         // closed is gone, one it left open (a harmony header naming a

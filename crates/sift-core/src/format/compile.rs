@@ -523,7 +523,37 @@ fn one_shot(
         text_after_calls: t.is_some_and(|t| t.text_after_calls),
         marker_in_string: t.is_some_and(|t| t.marker_in_string),
         single_call: t.is_some_and(|t| t.single_call),
+        empty_if_in_args: t.and_then(|t| t.empty_if_in_args.clone()),
+        strip_join: t.filter(|t| t.strip_join).map(|t| t.remove_after.clone()),
         prompt_open_empty: o.prompt_open_empty,
+        unfinished: match &o.unfinished_suffix {
+            Some(suffix) => {
+                let need = |t: &Option<String>, key: &str| {
+                    t.as_deref().map(spellings).unwrap_or_else(|| {
+                        Err(FormatError::BadMode { state: "one_shot".into(), mode: format!("needs {key}") })
+                    })
+                };
+                Some(crate::format::compiled::Unfinished {
+                    suffix: suffix.clone(),
+                    start: need(&o.unfinished_start, "unfinished_start")?,
+                    body: need(&o.unfinished_body, "unfinished_body")?,
+                })
+            }
+            None => None,
+        },
+        lone_end: match &o.lone_end {
+            Some(end) => Some(crate::format::compiled::LoneEnd {
+                end: spellings(end)?,
+                unless: o
+                    .lone_end_unless
+                    .iter()
+                    .map(|t| spellings(t))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .concat(),
+                to: b.state(&r.name, &rename(o.lone_end_to.as_deref().unwrap_or("reasoning")))?,
+            }),
+            None => None,
+        },
     })
 }
 

@@ -393,7 +393,28 @@ pub(crate) struct OneShot {
     pub text_after_calls: bool,
     pub marker_in_string: bool,
     pub single_call: bool,
+    pub empty_if_in_args: Option<String>,
+    /// `strip_join`: `Some(remove_after)`.
+    pub strip_join: Option<Vec<String>>,
     pub prompt_open_empty: bool,
+    pub lone_end: Option<LoneEnd>,
+    pub unfinished: Option<Unfinished>,
+}
+
+/// `unfinished_suffix`, compiled.
+#[derive(Debug, Clone)]
+pub(crate) struct Unfinished {
+    pub suffix: String,
+    pub start: Vec<String>,
+    pub body: Vec<String>,
+}
+
+/// `lone_end`, compiled.
+#[derive(Debug, Clone)]
+pub(crate) struct LoneEnd {
+    pub end: Vec<String>,
+    pub unless: Vec<String>,
+    pub to: StateId,
 }
 
 impl OneShot {
@@ -404,11 +425,25 @@ impl OneShot {
             || self.text_after_calls
             || self.marker_in_string
             || self.single_call
+            || self.empty_if_in_args.is_some()
+            || self.strip_join.is_some()
             || self.prompt_open_empty
+            || self.lone_end.is_some()
+            || self.unfinished.is_some()
     }
 }
 
 impl Format {
+    /// A state's name.
+    pub(crate) fn state_name(&self, s: StateId) -> &str {
+        &self.states[s as usize].name
+    }
+
+    /// The state of this name, if the format has one.
+    pub(crate) fn state_named(&self, name: &str) -> Option<StateId> {
+        self.states.iter().position(|s| s.name == name).and_then(|i| StateId::try_from(i).ok())
+    }
+
     /// The composed name (`reasoning+tools`).
     pub fn name(&self) -> &str {
         &self.name

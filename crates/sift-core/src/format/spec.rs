@@ -198,12 +198,54 @@ pub struct OneShotSpec {
     /// (vLLM's GigaChat 3 parser reads one JSON object after its marker).
     #[serde(default)]
     pub single_call: bool,
+    /// Tool formats, with `vllm_text_loss` too: text that, inside a call's
+    /// arguments, ends vLLM's non-greedy match of the call list there, so
+    /// its JSON does not parse and its answer is empty, every field lost
+    /// (phi4_mini_json's `functools\[(.*?)\]` and a `]` in the arguments).
+    #[serde(default)]
+    pub empty_if_in_args: Option<String>,
+    /// Tool formats, with `vllm_text_loss` too: when the output has a call,
+    /// the content before the first call and the content after it are each
+    /// stripped of white space and joined with one newline (Apertus, LFM2).
+    #[serde(default)]
+    pub strip_join: bool,
+    /// With `strip_join`: spellings removed from the content after the call
+    /// (Apertus removes every `<|tools_suffix|>`).
+    #[serde(default)]
+    pub remove_after: Vec<String>,
     /// Reasoning formats with `[prompt] lost`: when the prompt left a
     /// message open, vLLM's answer is empty, every field lost (its harmony
     /// parser fails on the open message's tokens and reads nothing after
     /// them); with `vllm_text_loss` too.
     #[serde(default)]
     pub prompt_open_empty: bool,
+    /// Reasoning formats: a terminal whose first spelling, coming before
+    /// any spelling of `lone_end_unless` while the output does not start in
+    /// reasoning, makes the text before it reasoning: the output is read
+    /// from `lone_end_to` (default `reasoning`). Gemma 4's lone `<channel|>`.
+    #[serde(default)]
+    pub lone_end: Option<String>,
+    /// Reasoning formats with message headers (harmony): when the output
+    /// ends before the last message's header reached `message` (the
+    /// terminal named by `unfinished_body`), or has no header at all, that
+    /// message's text as written (from its `unfinished_start` marker, or
+    /// from the output's start) is content, after a newline when content
+    /// came before it, followed by this text (vLLM's harmony parser answers
+    /// the unfinished message's raw tokens and its stop token).
+    #[serde(default)]
+    pub unfinished_suffix: Option<String>,
+    /// With `unfinished_suffix`: the terminal that starts a message.
+    #[serde(default)]
+    pub unfinished_start: Option<String>,
+    /// With `unfinished_suffix`: the terminal that starts a message's body.
+    #[serde(default)]
+    pub unfinished_body: Option<String>,
+    /// With `lone_end`: the terminals that open reasoning.
+    #[serde(default)]
+    pub lone_end_unless: Vec<String>,
+    /// With `lone_end`: the state the output is read from.
+    #[serde(default)]
+    pub lone_end_to: Option<String>,
 }
 
 impl OneShotSpec {
