@@ -107,7 +107,7 @@ REASONS = [
     (r"^oracle/(none|openai_gptoss)\+openai/(no-tools|tool-choice-none)(\s|$)",
      "deliberate: vLLM's harmony parser reads the call message from token ids and drops it under tool_choice none "
      "(a request without tools is none), its arguments in no field; Sift keeps the message body as content "
-     "(vllm_text_loss does not reproduce this for harmony) (docs/deviations.md)"),
+     "(docs/deviations.md)"),
     (r"^oracle/openai_gptoss\+[^/]+/prompt-opens(/v\d+)?(\s|$)",
      "deliberate: vLLM's harmony parser starts the output at a message header and never reads the message the "
      "prompt opened: the body before <|end|> fails token by token and its answer is empty, every field lost; Sift "
@@ -152,8 +152,7 @@ REASONS = [
      "for a tool message without ATEM markup) and answers nothing (docs/deviations.md)"),
     (r"\+deepseek_v3/text-between(/v\d+)? ",
      "deliberate: vLLM's DeepSeek-V3 parser answers the text before the first call block and after the last one; "
-     "text between two blocks lands in no field. Sift keeps it as content; vllm_text_loss does not drop it (it "
-     "would have to hold text after every block until the output shows whether another follows; docs/deviations.md)"),
+     "text between two blocks lands in no field. Sift keeps it as content (docs/deviations.md)"),
     (r"\+kimi_k3/text-between(/v\d+)? ",
      "deliberate: vLLM's Kimi K3 parser reads the first tools section only: the text after it and the calls of a "
      "later section land in no field; Sift keeps the text as content and reads every section (docs/deviations.md)"),
@@ -396,12 +395,15 @@ def main():
             per_class[cls] += 1
             example.setdefault(cls, c["id"])
             why = f"not yet matched ({cls})"
+        if c["id"] not in lossy_failing and "gives vLLM's answer" not in why:
+            why += " [the vLLM-compatible settings give vLLM's answer]"
         lines.append(f"{c['id']}\t{why}")
     with open(OUT, "w", encoding="utf-8") as f:
         f.write("# Oracle cases where Sift's one-shot answer differs from vLLM 0.34.0's serving path, with the reason.\n")
         f.write("# Regenerate with scripts/oracle/known_disagreements.py; tests/oracle.rs checks this list exactly.\n")
         f.write("\n".join(lines) + "\n")
-    reason_of = dict(l.split("\t", 1) for l in lines)
+    reason_of = {cid: why.replace(" [the vLLM-compatible settings give vLLM's answer]", "")
+                 for cid, why in (l.split("\t", 1) for l in lines)}
     with open(OUT_COMPAT, "w", encoding="utf-8") as f:
         f.write("# Oracle cases where Sift's one-shot answer differs from vLLM 0.34.0's serving path even with the\n"
                 "# vLLM-compatible request settings (vllm_text_loss, vllm_one_shot), with the reason.\n"

@@ -18,7 +18,7 @@
 //! ones, so every other rule holds unchanged. Memory is the output's size
 //! (the price of the setting; formats without `[one_shot]` never hold).
 
-use crate::engine::{SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::engine::{SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::Delta;
@@ -114,7 +114,41 @@ impl Whole {
         let from = reading.from();
         // Token ids fit only the whole text.
         let ids = ids.as_deref().filter(|_| from == 0);
-        let mut d = run(&mut p, &text[from..], ids);
+        let lossy = req.vllm_text_loss && (rules.between_calls_lost || rules.outside_lost.is_some());
+        let (mut d, span) = if lossy {
+            // Where content and calls interleave, and where text outside a
+            // message begins: the text pushed a character at a time (the
+            // answer is the same however it is cut).
+            let t = timeline(&mut p, &text[from..]);
+            match t.dropped_at.zip(rules.outside_lost.as_ref()) {
+                Some((at, resume_at)) => {
+                    // Nothing from the first text outside a message up to the
+                    // next message's start marker is placed.
+                    p = match reading {
+                        Reading::Alone(_) => build(&factory.alone_pick().expect("alone"), None),
+                        Reading::At(_, st) => build(&pick, Some(st)),
+                        Reading::Whole => build(&pick, None),
+                    };
+                    let rest = &text[from + at..];
+                    let resume = first_in(rest, resume_at).unwrap_or(rest.len());
+                    let kept = format!("{}{}", &text[from..from + at], &rest[resume..]);
+                    (run(&mut p, &kept, None), None)
+                }
+                None => (t.delta, t.calls_span),
+            }
+        } else {
+            (run(&mut p, &text[from..], ids), None)
+        };
+        if let Some((a, b)) = span.filter(|_| rules.between_calls_lost) {
+            // The text between the first call and the last reaches no field.
+            if a <= b
+                && b <= d.content.len()
+                && d.content.is_char_boundary(a)
+                && d.content.is_char_boundary(b)
+            {
+                d.content.replace_range(a..b, "");
+            }
+        }
         let seen = p.seen();
         let calls_off = !d.tool_calls.is_empty()
             && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
@@ -173,6 +207,41 @@ impl Reading {
             Reading::Alone(n) | Reading::At(n, _) => n,
         }
     }
+}
+
+/// Where the first spelling of any of `sps` is in `text`.
+fn first_in(text: &str, sps: &[String]) -> Option<usize> {
+    sps.iter().filter_map(|sp| text.find(sp.as_str())).min()
+}
+
+/// A run a character at a time: its delta, the content bytes written when
+/// the first call's data came and when the last call's data came, and where
+/// the first non-blank text outside a message began (`SEEN_DROPPED_TEXT`).
+struct Timeline {
+    delta: Delta,
+    dropped_at: Option<usize>,
+    calls_span: Option<(usize, usize)>,
+}
+
+fn timeline(p: &mut Parser, text: &str) -> Timeline {
+    let mut d = Delta::default();
+    let mut dropped_at = None;
+    let mut calls = (0usize, 0usize);
+    let (mut first, mut last) = (None, None);
+    for (i, ch) in text.char_indices() {
+        p.push_into(&text[i..i + ch.len_utf8()], None, &mut d);
+        if dropped_at.is_none() && p.seen() & SEEN_DROPPED_TEXT != 0 {
+            dropped_at = Some(i);
+        }
+        let now = (d.tool_calls.len(), d.tool_calls.last().map_or(0, |c| c.arguments.len()));
+        if now != calls {
+            calls = now;
+            first.get_or_insert(d.content.len());
+            last = Some(d.content.len());
+        }
+    }
+    p.finish_into(&mut d);
+    Timeline { delta: d, dropped_at, calls_span: first.zip(last) }
 }
 
 /// The whole text, pushed and finished.

@@ -184,6 +184,8 @@ pub(crate) struct Engine {
 pub(crate) const SEEN_TEXT_AFTER_CALL: u8 = 1;
 /// A marker was read as the text of an open JSON string (`markers_in_strings`).
 pub(crate) const SEEN_STRING_MARKER: u8 = 2;
+/// Non-blank text reached a `drop` state (text outside any message).
+pub(crate) const SEEN_DROPPED_TEXT: u8 = 4;
 
 impl Engine {
     pub fn new(fmt: Arc<Format>, start: StateId, set: Settings) -> Engine {
@@ -746,7 +748,12 @@ impl Engine {
                     out.push_reasoning(s)
                 }
             }
-            K::Drop => self.record(s),
+            K::Drop => {
+                if !self.priming && self.seen & SEEN_DROPPED_TEXT == 0 && !s.trim().is_empty() {
+                    self.seen |= SEEN_DROPPED_TEXT;
+                }
+                self.record(s)
+            }
             // Kept as content: vLLM's answer would put it in no field.
             K::Lost if self.set.vllm_text_loss => self.record(s),
             K::Lost => out.push_content(s),

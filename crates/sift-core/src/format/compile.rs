@@ -526,6 +526,8 @@ fn one_shot(
         empty_if_in_args: t.and_then(|t| t.empty_if_in_args.clone()),
         strip_join: t.filter(|t| t.strip_join).map(|t| t.remove_after.clone()),
         prompt_open_empty: o.prompt_open_empty,
+        between_calls_lost: t.is_some_and(|t| t.between_calls_lost),
+        outside_lost: o.outside_lost.as_deref().map(spellings).transpose()?,
         unfinished: match &o.unfinished_suffix {
             Some(suffix) => {
                 let need = |t: &Option<String>, key: &str| {

@@ -397,6 +397,9 @@ pub(crate) struct OneShot {
     /// `strip_join`: `Some(remove_after)`.
     pub strip_join: Option<Vec<String>>,
     pub prompt_open_empty: bool,
+    pub between_calls_lost: bool,
+    /// `outside_lost`: the resuming terminal's spellings.
+    pub outside_lost: Option<Vec<String>>,
     pub lone_end: Option<LoneEnd>,
     pub unfinished: Option<Unfinished>,
 }
@@ -428,6 +431,8 @@ impl OneShot {
             || self.empty_if_in_args.is_some()
             || self.strip_join.is_some()
             || self.prompt_open_empty
+            || self.between_calls_lost
+            || self.outside_lost.is_some()
             || self.lone_end.is_some()
             || self.unfinished.is_some()
     }

@@ -209,6 +209,11 @@ pub struct OneShotSpec {
     /// stripped of white space and joined with one newline (Apertus, LFM2).
     #[serde(default)]
     pub strip_join: bool,
+    /// Tool formats, with `vllm_text_loss` too: the content between the
+    /// first call and the last reaches no field (vLLM's DeepSeek V3 answers
+    /// the text before the first call block and after the last).
+    #[serde(default)]
+    pub between_calls_lost: bool,
     /// With `strip_join`: spellings removed from the content after the call
     /// (Apertus removes every `<|tools_suffix|>`).
     #[serde(default)]
@@ -219,6 +224,13 @@ pub struct OneShotSpec {
     /// them); with `vllm_text_loss` too.
     #[serde(default)]
     pub prompt_open_empty: bool,
+    /// Reasoning formats, with `vllm_text_loss` too: from the first
+    /// non-blank text a `drop` state reads (text outside any message) up to
+    /// the next spelling of this terminal (a message's start), the output
+    /// reaches no field (vLLM's harmony parser fails on each such token,
+    /// and on a header that no start marker opened).
+    #[serde(default)]
+    pub outside_lost: Option<String>,
     /// Reasoning formats: a terminal whose first spelling, coming before
     /// any spelling of `lone_end_unless` while the output does not start in
     /// reasoning, makes the text before it reasoning: the output is read
