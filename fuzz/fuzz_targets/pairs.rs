@@ -64,6 +64,10 @@ fuzz_target!(|data: &[u8]| {
         chat_template_kwargs: ((knobs >> 6) % 3 != 0)
             .then(|| serde_json::json!({"enable_thinking": (knobs >> 8) & 1 == 0, "thinking": (knobs >> 9) & 1 == 0})),
         id_seed: Some(1),
+        // The vLLM-compatible settings: `vllm_one_shot` holds the whole
+        // output for some formats (`whole.rs`), still equal under every cut.
+        vllm_text_loss: (knobs >> 10) & 1 == 1,
+        vllm_one_shot: (knobs >> 11) & 1 == 1,
         ..Request::default()
     };
     let one = f.parse(&req, output, None);

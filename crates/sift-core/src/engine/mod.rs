@@ -244,6 +244,14 @@ impl Engine {
         self.first_call_at
     }
 
+    /// Content after a call: non-blank text is what vLLM's one-shot
+    /// `text_after_calls` decision reads.
+    fn note_text_after_call(&mut self, s: &str) {
+        if self.seen & SEEN_TEXT_AFTER_CALL == 0 && !s.trim().is_empty() {
+            self.seen |= SEEN_TEXT_AFTER_CALL;
+        }
+    }
+
     /// What the output showed so far (`SEEN_*` bits).
     pub fn seen(&self) -> u8 {
         self.seen
@@ -309,13 +317,18 @@ impl Engine {
                 }
             }
         }
-        if self.held.is_empty() && self.hold.is_none() {
+        if self.held.is_empty() && self.hold.is_none() && !self.prompt_lost {
             // The common delta: plain text with no marker's first byte in it.
             let st = &self.fmt.states[self.state as usize];
             if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
                 match st.mode {
                     Mode::Content if self.content_after_calls() => return,
-                    Mode::Content => return out.push_content(text),
+                    Mode::Content => {
+                        if self.next_index > 0 {
+                            self.note_text_after_call(text);
+                        }
+                        return out.push_content(text);
+                    }
                     Mode::Reasoning if self.set.include_reasoning => {
                         self.wrote_reasoning |= !self.priming && !text.is_empty();
                         return out.push_reasoning(text);
@@ -737,8 +750,8 @@ impl Engine {
             K::Content if self.content_after_calls() => {}
             K::Content | K::Reasoning if self.prompt_lost => self.record(s),
             K::Content => {
-                if self.next_index > 0 && self.seen & SEEN_TEXT_AFTER_CALL == 0 && !s.trim().is_empty() {
-                    self.seen |= SEEN_TEXT_AFTER_CALL;
+                if self.next_index > 0 {
+                    self.note_text_after_call(s);
                 }
                 out.push_content(s)
             }
