@@ -536,11 +536,6 @@ impl Parser {
         self.engine.prompt_lost()
     }
 
-    /// Content bytes written before the first call (`whole.rs`).
-    pub(crate) fn first_call_at(&self) -> Option<usize> {
-        self.engine.first_call_at()
-    }
-
     /// What the engine saw that a one-shot decision reads (`whole.rs`).
     pub(crate) fn seen(&self) -> u8 {
         self.engine.seen()

@@ -114,7 +114,8 @@ impl Whole {
         let from = reading.from();
         // Token ids fit only the whole text.
         let ids = ids.as_deref().filter(|_| from == 0);
-        let lossy = req.vllm_text_loss && (rules.between_calls_lost || rules.outside_lost.is_some());
+        let lossy = req.vllm_text_loss
+            && (rules.between_calls_lost || rules.strip_join.is_some() || rules.outside_lost.is_some());
         let (mut d, span) = if lossy {
             // Where content and calls interleave, and where text outside a
             // message begins: the text pushed a character at a time (the
@@ -174,7 +175,8 @@ impl Whole {
             d = run(&mut p, &text[from..], ids);
         }
         if let Some(remove) = rules.strip_join.as_ref().filter(|_| req.vllm_text_loss && !calls_off) {
-            if let Some(k) = p.first_call_at().filter(|k| *k <= d.content.len() && !d.tool_calls.is_empty()) {
+            let first_call = span.map(|s| s.0);
+            if let Some(k) = first_call.filter(|k| *k <= d.content.len() && d.content.is_char_boundary(*k)) {
                 // vLLM strips the text on each side of the calls and joins it with one newline.
                 let mut after = d.content[k..].to_string();
                 for sp in remove {

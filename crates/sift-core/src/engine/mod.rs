@@ -172,8 +172,6 @@ pub(crate) struct Engine {
     /// The message the prompt left open is lost text until the state moves
     /// (`[prompt] lost` with `vllm_text_loss`).
     prompt_lost: bool,
-    /// See [`Engine::first_call_at`].
-    first_call_at: Option<usize>,
     /// What the output showed that vLLM's one-shot answer decides on
     /// (`SEEN_*` bits; read by `crate::whole`).
     seen: u8,
@@ -220,7 +218,6 @@ impl Engine {
             finishing: false,
             seen: 0,
             prompt_lost: false,
-            first_call_at: None,
             set,
         };
         let mut sink = Delta::default();
@@ -236,12 +233,6 @@ impl Engine {
     /// The prompt left a message open that is lost text (`[prompt] lost`).
     pub fn prompt_lost(&self) -> bool {
         self.prompt_lost
-    }
-
-    /// The content bytes in the delta being written when the first call
-    /// committed (meaningful for a single push, as `whole.rs` makes).
-    pub fn first_call_at(&self) -> Option<usize> {
-        self.first_call_at
     }
 
     /// Content after a call: non-blank text is what vLLM's one-shot
@@ -1310,9 +1301,6 @@ impl Engine {
             return;
         }
         let index = self.next_index;
-        if index == 0 && !self.priming {
-            self.first_call_at = Some(out.content.len());
-        }
         self.next_index += 1;
         c.index = Some(index);
         c.raw.clear();
@@ -1380,9 +1368,6 @@ impl Engine {
             self.section = None;
             let (name, id) = c.deferred.take().expect("deferred");
             let index = self.next_index;
-            if index == 0 && !self.priming {
-                self.first_call_at = Some(out.content.len());
-            }
             self.next_index += 1;
             let f = out.call_fragment(index);
             f.id = Some(id.unwrap_or_else(|| self.ids.next()));
