@@ -27,7 +27,9 @@ validation (checked equal to validated construction at import; validated
 construction serves where they differ).
 
 The answers are Sift's (see the repository's ``docs/deviations.md``);
-``SIFT_VLLM_TEXT_LOSS=1`` asks for vLLM's answer where it drops text.
+``SIFT_VLLM_TEXT_LOSS=1`` asks for vLLM's answer where it drops text, and
+``SIFT_VLLM_ONE_SHOT=1`` for its one-shot answers that depend on the whole
+output (formats with such decisions then hold the output until it ends).
 ``adjust_request`` sets ``skip_special_tokens`` by Sift's rule for the pair
 (which equals vLLM's) and keeps vLLM's JSON schema for ``required`` and
 named ``tool_choice``.
@@ -58,6 +60,7 @@ from sift._sift import DeltaModels as _DeltaModels, VllmStream as _VllmStream
 __all__ = ["SiftParser", "SiftReasoningParser", "SiftToolParser", "register"]
 
 _TEXT_LOSS = os.environ.get("SIFT_VLLM_TEXT_LOSS") == "1"
+_ONE_SHOT = os.environ.get("SIFT_VLLM_ONE_SHOT") == "1"
 
 
 # --- the tokenizer's view: marker ids and the ids vLLM's detokenizer skips ---
@@ -217,6 +220,7 @@ class _SiftBase:
             prompt=self._prompt,
             tokenizer=self._vocab if ids_known else None,
             vllm_text_loss=_TEXT_LOSS,
+            vllm_one_shot=_ONE_SHOT,
             parser_init_kwargs=self._init,
             **kw,
         )
