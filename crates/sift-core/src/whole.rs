@@ -52,13 +52,25 @@ impl Whole {
     /// Decides, parses the text decided on into `out`, and returns the
     /// limits state of the parser that ran (what it cut).
     pub fn finish(self, limits: Limits, out: &mut Delta) -> LimitState {
-        let Whole { factory, req, pick, text, ids } = self;
+        let Whole { factory, req, pick, mut text, mut ids } = self;
         let rules = &pick.fmt.one_shot;
         let build = |pick: &Pick, start| factory.build(&req, pick, start).with_limits(limits);
         let first = build(&pick, None);
         if rules.prompt_open_empty && first.prompt_lost() {
             // vLLM reads nothing after the message the prompt opened.
             return LimitState::new(limits);
+        }
+        if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| req.vllm_text_loss) {
+            // Only the first call block is read: what follows its end, up
+            // to the last block's end, reaches no field.
+            let first = ends.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min();
+            let last = ends.iter().filter_map(|sp| text.rfind(sp.as_str()).map(|i| i + sp.len())).max();
+            if let (Some(a), Some(b)) = (first, last) {
+                if b > a && first_in(&text[a..b], opens).is_some() {
+                    text.replace_range(a..b, "");
+                    ids = None;
+                }
+            }
         }
         let first_of = |sps: &[String]| sps.iter().filter_map(|sp| text.find(sp.as_str())).min();
         if let Some(u) = &rules.unfinished {

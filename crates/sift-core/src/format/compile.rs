@@ -527,6 +527,22 @@ fn one_shot(
         strip_join: t.filter(|t| t.strip_join).map(|t| t.remove_after.clone()),
         prompt_open_empty: o.prompt_open_empty,
         between_calls_lost: t.is_some_and(|t| t.between_calls_lost),
+        later_blocks_lost: match tools.and_then(|t| t.one_shot.later_blocks_lost.as_deref().map(|n| (t, n))) {
+            Some((t, n)) => {
+                let spell = |n: &str| {
+                    t.terminals.get(n).map(|x| x.spellings().to_vec()).ok_or_else(|| FormatError::BadMode {
+                        state: "one_shot".into(),
+                        mode: format!("no terminal `{n}`"),
+                    })
+                };
+                let open = t.one_shot.later_blocks_open.as_deref().ok_or_else(|| FormatError::BadMode {
+                    state: "one_shot".into(),
+                    mode: "later_blocks_lost needs later_blocks_open".into(),
+                })?;
+                Some((spell(n)?, spell(open)?))
+            }
+            None => None,
+        },
         outside_lost: o.outside_lost.as_deref().map(spellings).transpose()?,
         unfinished: match &o.unfinished_suffix {
             Some(suffix) => {

@@ -398,6 +398,8 @@ pub(crate) struct OneShot {
     pub strip_join: Option<Vec<String>>,
     pub prompt_open_empty: bool,
     pub between_calls_lost: bool,
+    /// `later_blocks_lost`: the block end's and the block opener's spellings.
+    pub later_blocks_lost: Option<(Vec<String>, Vec<String>)>,
     /// `outside_lost`: the resuming terminal's spellings.
     pub outside_lost: Option<Vec<String>>,
     pub lone_end: Option<LoneEnd>,
@@ -432,6 +434,7 @@ impl OneShot {
             || self.strip_join.is_some()
             || self.prompt_open_empty
             || self.between_calls_lost
+            || self.later_blocks_lost.is_some()
             || self.outside_lost.is_some()
             || self.lone_end.is_some()
             || self.unfinished.is_some()

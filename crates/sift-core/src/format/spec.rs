@@ -214,6 +214,15 @@ pub struct OneShotSpec {
     /// the text before the first call block and after the last).
     #[serde(default)]
     pub between_calls_lost: bool,
+    /// Tool formats, with `vllm_text_loss` too: a terminal ending a call
+    /// block; the text after the first block's end up to the last block's
+    /// end reaches no field (vLLM's Kimi K3 and LFM2 read the first block).
+    #[serde(default)]
+    pub later_blocks_lost: Option<String>,
+    /// With `later_blocks_lost`: the terminal opening a block; only a span
+    /// holding one is a later block (a closer inside a string is not).
+    #[serde(default)]
+    pub later_blocks_open: Option<String>,
     /// With `strip_join`: spellings removed from the content after the call
     /// (Apertus removes every `<|tools_suffix|>`).
     #[serde(default)]
