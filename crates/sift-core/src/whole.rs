@@ -61,15 +61,8 @@ impl Whole {
             return LimitState::new(limits);
         }
         if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| req.vllm_text_loss) {
-            // Only the first call block is read: what follows its end, up
-            // to the last block's end, reaches no field.
-            let first = ends.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min();
-            let last = ends.iter().filter_map(|sp| text.rfind(sp.as_str()).map(|i| i + sp.len())).max();
-            if let (Some(a), Some(b)) = (first, last) {
-                if b > a && first_in(&text[a..b], opens).is_some() {
-                    text.replace_range(a..b, "");
-                    ids = None;
-                }
+            if drop_later_blocks(&mut text, ends, opens) {
+                ids = None;
             }
         }
         let first_of = |sps: &[String]| sps.iter().filter_map(|sp| text.find(sp.as_str())).min();
@@ -103,7 +96,7 @@ impl Whole {
             // stripped opening one).
             let from = rules.strip.iter().find(|sp| text.starts_with(sp.as_str())).map_or(0, |sp| sp.len());
             match factory.alone_pick().filter(|_| pick.calls) {
-                Some(alone) => (build(&alone, None), Reading::Alone(from)),
+                Some(alone) => (build(&alone, None), Reading::Alone(from, alone)),
                 None => return content(&text[from..], limits, out),
             }
         } else if let Some((at, to)) = rules.split.as_ref().filter(|_| first.in_reasoning()) {
@@ -137,9 +130,9 @@ impl Whole {
                 Some((at, resume_at)) => {
                     // Nothing from the first text outside a message up to the
                     // next message's start marker is placed.
-                    p = match reading {
-                        Reading::Alone(_) => build(&factory.alone_pick().expect("alone"), None),
-                        Reading::At(_, st) => build(&pick, Some(st)),
+                    p = match &reading {
+                        Reading::Alone(_, alone) => build(alone, None),
+                        Reading::At(_, st) => build(&pick, Some(*st)),
                         Reading::Whole => build(&pick, None),
                     };
                     let rest = &text[from + at..];
@@ -178,7 +171,7 @@ impl Whole {
             // output (after any reasoning) is content as written.
             let plain = factory.plain_pick();
             let start = match reading {
-                Reading::Alone(_) => return content(&text[from..], limits, out),
+                Reading::Alone(..) => return content(&text[from..], limits, out),
                 // The same state in the reasoning-only variant (states keep their names).
                 Reading::At(_, st) => plain.fmt.state_named(pick.fmt.state_name(st)),
                 Reading::Whole => None,
@@ -188,14 +181,8 @@ impl Whole {
         }
         if let Some(remove) = rules.strip_join.as_ref().filter(|_| req.vllm_text_loss && !calls_off) {
             let first_call = span.map(|s| s.0);
-            if let Some(k) = first_call.filter(|k| *k <= d.content.len() && d.content.is_char_boundary(*k)) {
-                // vLLM strips the text on each side of the calls and joins it with one newline.
-                let mut after = d.content[k..].to_string();
-                for sp in remove {
-                    after = after.replace(sp.as_str(), "");
-                }
-                let parts = [d.content[..k].trim(), after.trim()];
-                d.content = parts.iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n");
+            if let Some(k) = first_call.filter(|k| d.content.is_char_boundary(*k)) {
+                d.content = strip_join(&d.content, k, remove);
             }
         }
         out.append(&d);
@@ -204,23 +191,49 @@ impl Whole {
 }
 
 /// How the held output is read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 enum Reading {
     /// As streaming would, from the request's start state.
     Whole,
-    /// Without the reasoning grammar, from this byte.
-    Alone(usize),
+    /// Without the reasoning grammar (this pick), from this byte.
+    Alone(usize, Pick),
     /// From this byte, in this state.
     At(usize, StateId),
 }
 
 impl Reading {
-    fn from(self) -> usize {
+    fn from(&self) -> usize {
         match self {
             Reading::Whole => 0,
-            Reading::Alone(n) | Reading::At(n, _) => n,
+            Reading::Alone(n, _) | Reading::At(n, _) => *n,
         }
     }
+}
+
+/// Removes what follows the first call block's end (`ends`) up to the last
+/// block's end, when another block (`opens`) lies between; whether it did.
+fn drop_later_blocks(text: &mut String, ends: &[String], opens: &[String]) -> bool {
+    let first = ends.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min();
+    let last = ends.iter().filter_map(|sp| text.rfind(sp.as_str()).map(|i| i + sp.len())).max();
+    match (first, last) {
+        (Some(a), Some(b)) if b > a && first_in(&text[a..b], opens).is_some() => {
+            text.replace_range(a..b, "");
+            true
+        }
+        _ => false,
+    }
+}
+
+/// vLLM's text around calls: the content before byte `k` (the first call)
+/// and after it, each stripped (`remove` taken out of the part after),
+/// joined with one newline.
+fn strip_join(content: &str, k: usize, remove: &[String]) -> String {
+    let mut after = content[k..].to_string();
+    for sp in remove {
+        after = after.replace(sp.as_str(), "");
+    }
+    let parts = [content[..k].trim(), after.trim()];
+    parts.iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n")
 }
 
 /// Where the first spelling of any of `sps` is in `text`.
