@@ -99,7 +99,9 @@ impl Whole {
                 Some(alone) => (build(&alone, None), Reading::Alone(from, alone)),
                 None => return content(&text[from..], limits, out),
             }
-        } else if let Some((at, to)) = rules.split.as_ref().filter(|_| first.in_reasoning()) {
+        } else if let Some((at, to)) =
+            rules.split.as_ref().filter(|_| req.vllm_text_loss && first.in_reasoning())
+        {
             match at.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min() {
                 // Everything before the first start marker reaches no field.
                 Some(end) => (build(&pick, Some(*to)), Reading::At(end, *to)),

@@ -36,10 +36,14 @@ fn a_start_marker_in_the_answer_splits_the_output_only_when_asked() {
     let default = parse(Some("deepseek_r1"), None, &Request::default(), text);
     assert_eq!(default.reasoning.as_deref(), Some("first thoughts"));
     assert_eq!(default.content.as_deref(), Some("An answer <think>x"));
-    // vLLM: `partition("<think>")` drops everything before the first start marker.
-    let vllm = parse(Some("deepseek_r1"), None, &one_shot(), text);
+    // vLLM: `partition("<think>")` drops everything before the first start
+    // marker, text in no field: only with `vllm_text_loss` too.
+    let alone = parse(Some("deepseek_r1"), None, &one_shot(), text);
+    assert_eq!(alone, default);
+    let lossy = Request { vllm_text_loss: true, ..one_shot() };
+    let vllm = parse(Some("deepseek_r1"), None, &lossy, text);
     assert_eq!((vllm.reasoning.as_deref(), vllm.content.as_deref()), (Some("x"), None));
-    every_cut_agrees(Some("deepseek_r1"), None, &one_shot(), text);
+    every_cut_agrees(Some("deepseek_r1"), None, &lossy, text);
 }
 
 #[test]
@@ -87,10 +91,10 @@ fn a_closer_inside_a_json_string_follows_each_parsers_class() {
 #[test]
 fn only_formats_with_decisions_hold_the_output() {
     let req = one_shot();
-    let held = Registry::builtin().factory(Some("deepseek_r1"), None).unwrap();
+    let held = Registry::builtin().factory(Some("olmo3"), None).unwrap();
     let mut p = held.parser(&req);
-    assert!(p.push("thinking", None).is_empty(), "held to the end");
-    assert_eq!(p.finish().reasoning, "thinking");
+    assert!(p.push("<think>thinking", None).is_empty(), "held to the end");
+    assert_eq!(p.finish().content, "<think>thinking", "no end marker: content");
     let streamed = Registry::builtin().factory(Some("qwen3"), None).unwrap();
     let mut p = streamed.parser(&req);
     assert_eq!(p.push("<think>thinking", None).reasoning, "thinking");

@@ -165,10 +165,11 @@ pub struct FormatSpec {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OneShotSpec {
-    /// Reasoning formats: a terminal whose first spelling anywhere in the
-    /// output (the answer included) splits it, when the output starts in
-    /// reasoning: the text before it reaches no field and the text after it
-    /// is read from `split_to` (DeepSeek R1's `partition(start_token)`).
+    /// Reasoning formats, with `vllm_text_loss` too: a terminal whose first
+    /// spelling anywhere in the output (the answer included) splits it, when
+    /// the output starts in reasoning: the text before it reaches no field
+    /// and the text after it is read from `split_to` (DeepSeek R1's
+    /// `partition(start_token)`).
     #[serde(default)]
     pub split_at: Option<String>,
     /// The state the text after `split_at` is read from (default `reasoning`).
