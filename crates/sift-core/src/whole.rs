@@ -65,7 +65,6 @@ impl Whole {
                 ids = None;
             }
         }
-        let first_of = |sps: &[String]| sps.iter().filter_map(|sp| text.find(sp.as_str())).min();
         if let Some(u) = &rules.unfinished {
             let last_of = |sps: &[String]| sps.iter().filter_map(|sp| text.rfind(sp.as_str())).max();
             let body = last_of(&u.body);
@@ -108,7 +107,7 @@ impl Whole {
                 None => (first, Reading::Whole),
             }
         } else if let Some(lone) = rules.lone_end.as_ref().filter(|_| !first.in_reasoning()) {
-            match (first_of(&lone.end), first_of(&lone.unless)) {
+            match (first_in(&text, &lone.end), first_in(&text, &lone.unless)) {
                 // An end marker no start marker opened: the text before it was reasoning.
                 (Some(e), u) if u.is_none_or(|u| u > e) => {
                     (build(&pick, Some(lone.to)), Reading::At(0, lone.to))

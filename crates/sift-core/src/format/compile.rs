@@ -491,18 +491,26 @@ pub fn compile_entry(
 
 /// The pair's `[one_shot]` decisions: the reasoning format's splits, the
 /// tool format's reasons to read the output as content.
+/// A `[one_shot]` table that does not compile.
+fn one_shot_error(why: &str) -> FormatError {
+    FormatError::BadMode { state: "one_shot".into(), mode: why.to_string() }
+}
+
+/// The spellings of the terminal `term` of `spec` (a `[one_shot]` key names it).
+fn terminal_spellings(spec: &FormatSpec, term: &str) -> Result<Vec<String>, FormatError> {
+    spec.terminals
+        .get(term)
+        .map(|t| t.spellings().to_vec())
+        .ok_or_else(|| one_shot_error(&format!("no terminal `{term}`")))
+}
+
 fn one_shot(
     b: &Builder,
     r: &FormatSpec,
     tools: Option<&FormatSpec>,
     rename: &dyn Fn(&str) -> String,
 ) -> Result<crate::format::compiled::OneShot, FormatError> {
-    let spellings = |term: &str| {
-        r.terminals.get(term).map(|t| t.spellings().to_vec()).ok_or_else(|| FormatError::BadMode {
-            state: "one_shot".into(),
-            mode: format!("no terminal `{term}`"),
-        })
-    };
+    let spellings = |term: &str| terminal_spellings(r, term);
     let o = &r.one_shot;
     let split = match &o.split_at {
         Some(t) => {
@@ -529,17 +537,12 @@ fn one_shot(
         between_calls_lost: t.is_some_and(|t| t.between_calls_lost),
         later_blocks_lost: match tools.and_then(|t| t.one_shot.later_blocks_lost.as_deref().map(|n| (t, n))) {
             Some((t, n)) => {
-                let spell = |n: &str| {
-                    t.terminals.get(n).map(|x| x.spellings().to_vec()).ok_or_else(|| FormatError::BadMode {
-                        state: "one_shot".into(),
-                        mode: format!("no terminal `{n}`"),
-                    })
-                };
-                let open = t.one_shot.later_blocks_open.as_deref().ok_or_else(|| FormatError::BadMode {
-                    state: "one_shot".into(),
-                    mode: "later_blocks_lost needs later_blocks_open".into(),
-                })?;
-                Some((spell(n)?, spell(open)?))
+                let open = t
+                    .one_shot
+                    .later_blocks_open
+                    .as_deref()
+                    .ok_or_else(|| one_shot_error("needs later_blocks_open"))?;
+                Some((terminal_spellings(t, n)?, terminal_spellings(t, open)?))
             }
             None => None,
         },
@@ -547,9 +550,9 @@ fn one_shot(
         unfinished: match &o.unfinished_suffix {
             Some(suffix) => {
                 let need = |t: &Option<String>, key: &str| {
-                    t.as_deref().map(spellings).unwrap_or_else(|| {
-                        Err(FormatError::BadMode { state: "one_shot".into(), mode: format!("needs {key}") })
-                    })
+                    t.as_deref()
+                        .map(spellings)
+                        .unwrap_or_else(|| Err(one_shot_error(&format!("needs {key}"))))
                 };
                 Some(crate::format::compiled::Unfinished {
                     suffix: suffix.clone(),
