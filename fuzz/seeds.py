@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes each target's seed corpus from ../shared/corpus (one file per case)
-into DIR/<target>/ (default $SIFT_FUZZ_CACHE or ~/.cache/sift-fuzz/corpus),
+into DIR/<target>/ (default $SIFT_FUZZ_CACHE or ~/.cache/llmsift-fuzz/corpus),
 outside git; libFuzzer adds what it finds there too. Idempotent."""
 import hashlib, json, os, pathlib, sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 cache = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
-                     os.environ.get("SIFT_FUZZ_CACHE", pathlib.Path.home() / ".cache/sift-fuzz") ) / "corpus"
+                     os.environ.get("SIFT_FUZZ_CACHE", pathlib.Path.home() / ".cache/llmsift-fuzz") ) / "corpus"
 corpus = root.parent / "shared/corpus"
 
 def put(target, data):
@@ -28,7 +28,7 @@ for f in sorted(corpus.glob("*.jsonl")):
             if isinstance(a, dict):
                 put("watermark", json.dumps(a, ensure_ascii=False).encode())
         n += 1
-for f in sorted((root / "crates/sift-core/formats").rglob("*.toml")):
+for f in sorted((root / "crates/llmsift-core/formats").rglob("*.toml")):
     put("format_file", f.read_bytes())
     put("format_file", f.read_bytes() + b"\n---\n<think>a</think>b<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>")
 print(f"{n} corpus cases -> {cache}")

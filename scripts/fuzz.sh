@@ -2,7 +2,7 @@
 # Runs one cargo-fuzz target for a set time: scripts/fuzz.sh TARGET SECONDS [JOBS]
 # TARGET: pairs | watermark | format_file | protocol (fuzz/fuzz_targets/).
 # Seeds come from ../shared/corpus (fuzz/seeds.py) into $SIFT_FUZZ_CACHE
-# (default ~/.cache/sift-fuzz), outside git; the dictionary is every marker
+# (default ~/.cache/llmsift-fuzz), outside git; the dictionary is every marker
 # (fuzz/dict.py). A crash is written to fuzz/artifacts/TARGET/ and minimised
 # with `cargo fuzz tmin`; commit it as a regression test (docs/fuzzing.md).
 # Prints a panic (if any) and libFuzzer's final stats (execs, cov, corpus);
@@ -12,7 +12,7 @@ target=${1:?usage: scripts/fuzz.sh TARGET SECONDS [JOBS]}
 secs=${2:?usage: scripts/fuzz.sh TARGET SECONDS [JOBS]}
 jobs=${3:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${SIFT_FUZZ_CACHE:-$HOME/.cache/sift-fuzz}
+cache=${SIFT_FUZZ_CACHE:-$HOME/.cache/llmsift-fuzz}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 python3 "$root/fuzz/dict.py" >/dev/null
 python3 "$root/fuzz/seeds.py" "$cache" >/dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates crates/sift-conformance/tests/known-disagreements-all.txt: every
+"""Regenerates crates/llmsift-conformance/tests/known-disagreements-all.txt: every
 corpus case where Sift's answer differs from vLLM's, with the reason.
 
 Usage: python3 scripts/known-disagreements.py [--sift target/release/sift]
@@ -11,7 +11,7 @@ import argparse, json, os, re, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus", "vllm-tests.jsonl")
-OUT = os.path.join(ROOT, "crates", "sift-conformance", "tests", "known-disagreements-all.txt")
+OUT = os.path.join(ROOT, "crates", "llmsift-conformance", "tests", "known-disagreements-all.txt")
 
 REASONS = [
     (r"(TestToolCallFiltering|test_delegating_parse_tool_choice_none|test_tool_choice_uses_the_plamo_format)", "vLLM's engine-based parser parses the calls under tool_choice none and drops them, their text in no field; Sift keeps the markup as content unless the request sets vllm_text_loss, which gives vLLM's answer on every such case (docs/deviations.md)"),

@@ -41,7 +41,7 @@ fi
 [[ -n "$MODEL" ]] || { echo "no GGUF file found under $CACHE/model" >&2; exit 1; }
 
 cd "$REPO"
-cargo build --release -q -p sift-cli
+cargo build --release -q -p llmsift-cli
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -49,7 +49,7 @@ trap cleanup EXIT
 PIDS+=($!)
 for _ in $(seq 120); do curl -sf http://127.0.0.1:18081/health >/dev/null && break; sleep 1; done
 target/release/sift serve --backend chat --backend-url http://127.0.0.1:18081 --served-model-name gemma3 \
-  --port 18080 2>"$CACHE/sift-serve.log" &
+  --port 18080 2>"$CACHE/llmsift-serve.log" &
 PIDS+=($!)
 for _ in $(seq 60); do curl -sf http://127.0.0.1:18080/health >/dev/null && break; sleep 1; done
 PY="$(bash scripts/py-env.sh | tail -1)"

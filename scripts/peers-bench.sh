@@ -5,14 +5,14 @@
 #   PEERS="sift sglang" SCALES="1" scripts/peers-bench.sh     a subset
 #   scripts/peers-bench.sh --table FILE.jsonl                 print the table of a past run
 # Each peer is built by its own cargo invocation into its own target
-# directory under $SIFT_PEERS_CACHE (default ~/.cache/sift-peers), outside
+# directory under $SIFT_PEERS_CACHE (default ~/.cache/llmsift-peers), outside
 # git: built together, their dependencies' features would unify. Twice: the
 # timed binary, and one with the counting allocator (`count-alloc`) that only
 # supplies bytes held. Every (peer, workload, parser, scale) runs as its own
 # process, under `nice -n -5` when allowed. Results: $SIFT_PEERS_CACHE/runs/*.jsonl.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${SIFT_PEERS_CACHE:-$HOME/.cache/sift-peers}
+cache=${SIFT_PEERS_CACHE:-$HOME/.cache/llmsift-peers}
 if [ "${1:-}" = "--table" ]; then
     exec python3 "$root/scripts/peers-table.py" "${2:?usage: --table FILE.jsonl}"
 fi
@@ -20,15 +20,15 @@ peers=${PEERS:-"sift sglang dynamo dynamo-v2"}
 scales=${SCALES:-"1 2 4"}
 min_reps=${MIN_REPS:-7}
 budget_ms=${BUDGET_MS:-3000}
-manifest="$root/crates/sift-peers/Cargo.toml"
+manifest="$root/crates/llmsift-peers/Cargo.toml"
 mkdir -p "$cache/bin" "$cache/runs"
 
 for p in $peers; do
     feat=$([ "$p" = sift ] && echo "" || echo "$p")
     cargo build -q --release --manifest-path "$manifest" --target-dir "$cache/$p" --features "$feat"
-    cp "$cache/$p/release/sift-peers" "$cache/bin/sift-peers-$p"
+    cp "$cache/$p/release/llmsift-peers" "$cache/bin/llmsift-peers-$p"
     cargo build -q --release --manifest-path "$manifest" --target-dir "$cache/$p" --features "$feat count-alloc"
-    cp "$cache/$p/release/sift-peers" "$cache/bin/sift-peers-$p-mem"
+    cp "$cache/$p/release/llmsift-peers" "$cache/bin/llmsift-peers-$p-mem"
 done
 
 nice_cmd=""
@@ -49,8 +49,8 @@ cells() {
     cells | while read -r w f s; do
         for p in $peers; do
             args=(--peer "$p" --workload "$w" --family "$f" --scale "$s")
-            line=$($nice_cmd "$cache/bin/sift-peers-$p" "${args[@]}" --min-reps "$min_reps" --budget-ms "$budget_ms")
-            held=$("$cache/bin/sift-peers-$p-mem" "${args[@]}" --min-reps 1 --budget-ms 0 |
+            line=$($nice_cmd "$cache/bin/llmsift-peers-$p" "${args[@]}" --min-reps "$min_reps" --budget-ms "$budget_ms")
+            held=$("$cache/bin/llmsift-peers-$p-mem" "${args[@]}" --min-reps 1 --budget-ms 0 |
                 python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin).get("held_bytes")))')
             python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["held_bytes"]=json.loads(sys.argv[2]) if "na" not in d else None; print(json.dumps(d))' "$line" "$held"
         done

@@ -1,4 +1,4 @@
-"""Per-delta cost: vLLM 0.34's built-in parser vs the `sift.vllm` plugin,
+"""Per-delta cost: vLLM 0.34's built-in parser vs the `llmsift.vllm` plugin,
 both through vLLM's own unified interface (`Parser.parse_delta`, what the
 serving layer calls per engine step), in one process.
 
@@ -24,7 +24,7 @@ processes on a loaded machine then inflate it less than wall time) or wall
 time (`--clock wall`).
 
 Besides the two parsers, per delta:
-- `push`: the same deltas through `sift.Parser.push` alone, without vLLM's
+- `push`: the same deltas through `llmsift.Parser.push` alone, without vLLM's
   interface;
 - the floor of any plugin behind vLLM's Python interface: `floor 0`, a
   `parse_delta` that only returns one prebuilt `DeltaMessage`, and `floor 1`,
@@ -46,8 +46,8 @@ import os
 import random
 import time
 
-import sift
-import sift.vllm  # noqa: F401  (registers the plugin)
+import llmsift
+import llmsift.vllm  # noqa: F401  (registers the plugin)
 from vllm.entrypoints.generate.base.protocol import DeltaFunctionCall, DeltaMessage, DeltaToolCall
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 from vllm.parser import ParserManager
@@ -162,13 +162,13 @@ class FloorBuilt(FloorPrebuilt):
 
 
 class FloorNative(FloorPrebuilt):
-    """Returns the `sift.Delta`s in `shapes` as models built natively: no parsing."""
+    """Returns the `llmsift.Delta`s in `shapes` as models built natively: no parsing."""
 
     shapes: list = []
 
     def __init__(self, *args, **kwargs):
         self.it = iter(self.shapes)
-        self.build = sift.vllm._MODELS.build
+        self.build = llmsift.vllm._MODELS.build
 
     def parse_delta(self, delta_text, delta_token_ids, request, prompt_token_ids=None, *, finished):
         return self.build(next(self.it))
@@ -212,8 +212,8 @@ def run(cls, tok, req, deltas):
 
 
 def run_push(r, t, vocab, tools, deltas):
-    """The same deltas through `sift.Parser.push` alone (no vLLM interface)."""
-    p = sift.Parser(r, t, tools=TOOLS if tools else None, tokenizer=vocab, prompt="<|im_start|>assistant\n<think>\n")
+    """The same deltas through `llmsift.Parser.push` alone (no vLLM interface)."""
+    p = llmsift.Parser(r, t, tools=TOOLS if tools else None, tokenizer=vocab, prompt="<|im_start|>assistant\n<think>\n")
     push = p.push
     out = []
     t0 = CLOCK()

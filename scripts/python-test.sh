@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the `sift` wheel (crates/sift-python, maturin), installs it into a
-# fresh venv, checks `import sift; print(sift.parsers())`, and runs the
-# pytest suite (the Python API, and the shared corpus through `sift.Parser`
+# Builds the `sift` wheel (crates/llmsift-python, maturin), installs it into a
+# fresh venv, checks `import llmsift; print(llmsift.parsers())`, and runs the
+# pytest suite (the Python API, and the shared corpus through `llmsift.Parser`
 # compared with `sift parse --jsonl`).
 #   SIFT_PY_CACHE   where the build venv, wheels and the fresh venv live
 #                   (default ~/.cache/sift/py; outside git)
@@ -18,16 +18,16 @@ if [[ ! -x "$cache/build/bin/maturin" ]]; then
     "$cache/build/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.7,<2" >&2
 fi
 rm -rf "$cache/wheels"
-(cd "$repo/crates/sift-python" && "$cache/build/bin/maturin" build --release --quiet -o "$cache/wheels")
-wheel=$(ls "$cache"/wheels/sift-*.whl)
+(cd "$repo/crates/llmsift-python" && "$cache/build/bin/maturin" build --release --quiet -o "$cache/wheels")
+wheel=$(ls "$cache"/wheels/llmsift-*.whl)
 # A fresh venv each run: the wheel must install on its own.
 rm -rf "$cache/fresh"
 "$py" -m venv "$cache/fresh"
 "$cache/fresh/bin/pip" install --quiet --disable-pip-version-check "$wheel" pytest >&2
-(cd / && "$cache/fresh/bin/python" -c "import sift; print(sift.parsers())")
+(cd / && "$cache/fresh/bin/python" -c "import llmsift; print(llmsift.parsers())")
 if [[ -z "${SIFT_BIN:-}" ]]; then
-    (cd "$repo" && cargo build -q -p sift-cli --no-default-features)
+    (cd "$repo" && cargo build -q -p llmsift-cli --no-default-features)
     export SIFT_BIN="$repo/target/debug/sift"
 fi
-cd "$repo/crates/sift-python"
+cd "$repo/crates/llmsift-python"
 "$cache/fresh/bin/python" -m pytest -q tests "$@"

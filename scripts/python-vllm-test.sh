@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Opt-in: the `sift.vllm` plugin inside vLLM 0.34.0 (not part of test.sh).
+# Opt-in: the `llmsift.vllm` plugin inside vLLM 0.34.0 (not part of test.sh).
 #
 # Makes a venv that sees the oracle's vLLM (scripts/oracle/install.sh; the
 # oracle venv is only read, through a .pth file) and installs the freshly
 # built `sift` wheel into it; drives every case of the shared corpus and of
-# the oracle corpus (crates/sift-conformance/tests/cases/oracle-*.jsonl)
+# the oracle corpus (crates/llmsift-conformance/tests/cases/oracle-*.jsonl)
 # through the plugin's classes as vLLM's serving layer calls them
-# (crates/sift-python/tests/vllm/drive.py), and scores the answers with the
+# (crates/llmsift-python/tests/vllm/drive.py), and scores the answers with the
 # corpus's own check.py:
 #   1. against Sift's own answers (`sift parse --jsonl`): must agree on 100%,
 #      the unified parser on both corpora, the split classes on the shared one;
 #   2. against vLLM's labels: must agree at least as often as Sift does.
 # First, the DeltaMessages the plugin builds without validation against
 # validated ones, as objects and as the serving layer serialises them
-# (crates/sift-python/tests/vllm/models.py, over the shared corpus).
+# (crates/llmsift-python/tests/vllm/models.py, over the shared corpus).
 #   SIFT_PY_CACHE      build venv, wheel, test venv, answers (default ~/.cache/sift/py)
 #   SIFT_ORACLE_PY     the oracle venv's python (default: what install.sh prints)
 #   SIFT_BIN           the `sift` binary (default: built here, release)
@@ -29,16 +29,16 @@ if [[ ! -x "$cache/build/bin/maturin" ]]; then
     "$cache/build/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.7,<2" >&2
 fi
 rm -rf "$cache/wheels"
-(cd "$repo/crates/sift-python" && "$cache/build/bin/maturin" build --release --quiet -o "$cache/wheels")
+(cd "$repo/crates/llmsift-python" && "$cache/build/bin/maturin" build --release --quiet -o "$cache/wheels")
 venv="$cache/vllm-venv"
 if [[ ! -x "$venv/bin/python" ]]; then
     "$oracle_py" -c 'import sys, venv; venv.create(sys.argv[1], with_pip=True)' "$venv" 2>/dev/null \
         || "$(dirname "$(readlink -f "$oracle_py")")/python3" -m venv "$venv"
 fi
 "$venv/bin/python" -c 'import sysconfig, sys; open(sysconfig.get_paths()["purelib"] + "/sift-oracle.pth", "w").write(sys.argv[1] + "\n")' "$site"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall "$cache"/wheels/sift-*.whl
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall "$cache"/wheels/llmsift-*.whl
 if [[ -z "${SIFT_BIN:-}" ]]; then
-    (cd "$repo" && cargo build -q --release -p sift-cli --no-default-features)
+    (cd "$repo" && cargo build -q --release -p llmsift-cli --no-default-features)
     export SIFT_BIN="$repo/target/release/sift"
 fi
 check="$repo/../shared/corpus/check.py"
@@ -51,7 +51,7 @@ if [[ -z "${SIFT_ONLY_SHARED:-}" ]]; then
     # the serving path detokenizes by the pair's rule; the oracle's cases
     # leave it out (Sift then parses the raw text), so it is set here for
     # Sift and the plugin alike.
-    cat "$repo"/crates/sift-conformance/tests/cases/oracle-*.jsonl | python3 -c '
+    cat "$repo"/crates/llmsift-conformance/tests/cases/oracle-*.jsonl | python3 -c '
 import json, sys
 for line in sys.stdin:
     c = json.loads(line)
@@ -66,21 +66,21 @@ for line in sys.stdin:
 fi
 status=0
 echo "== models: the plugin's unvalidated DeltaMessages against validated construction"
-"$venv/bin/python" -W ignore "$repo/crates/sift-python/tests/vllm/models.py" "$out/shared.jsonl" || status=1
+"$venv/bin/python" -W ignore "$repo/crates/llmsift-python/tests/vllm/models.py" "$out/shared.jsonl" || status=1
 for c in "${corpora[@]}"; do
     "$SIFT_BIN" parse --jsonl "$out/$c.jsonl" > "$out/$c.sift.jsonl"
     # The corpus with Sift's own answers as the expected messages.
     # (The oracle's cases go through vLLM's serving layer, which keeps tool
     # calls only for requests that declare tools: `--serving`.)
     serving=""; [[ $c == oracle ]] && serving="--serving"
-    python3 "$repo/crates/sift-python/tests/vllm/as_expected.py" "$out/$c.jsonl" "$out/$c.sift.jsonl" $serving > "$out/$c.as-sift.jsonl"
+    python3 "$repo/crates/llmsift-python/tests/vllm/as_expected.py" "$out/$c.jsonl" "$out/$c.sift.jsonl" $serving > "$out/$c.as-sift.jsonl"
     sift_pass=$(python3 "$check" "$out/$c.jsonl" --answers "$out/$c.sift.jsonl" --show 0 | tail -1 | cut -d' ' -f1)
     # The split classes are driven on text-only cases (drive.py's `split`);
     # the oracle's cases all carry a tokenizer and go through the serving path.
     modes=(unified split)
     [[ $c == oracle ]] && modes=(unified)
     for mode in "${modes[@]}"; do
-        (cd "$out" && SIFT_PY_CACHE="$cache" "$venv/bin/python" -W ignore "$repo/crates/sift-python/tests/vllm/drive.py" \
+        (cd "$out" && SIFT_PY_CACHE="$cache" "$venv/bin/python" -W ignore "$repo/crates/llmsift-python/tests/vllm/drive.py" \
             --mode "$mode" "$out/$c.jsonl" > "$out/$c.$mode.jsonl" 2> "$out/$c.$mode.log")
         echo "== $c, $mode: the plugin against Sift's own answers"
         python3 "$check" "$out/$c.as-sift.jsonl" --answers "$out/$c.$mode.jsonl" --show 5 --min-pass 1.0 \

@@ -9,10 +9,10 @@ bash scripts/fetch-assets.sh
 bash scripts/py-env.sh >/dev/null
 cargo test --workspace --all-targets
 # The llguidance export is an opt-in feature (heavy to build); its tests run here.
-cargo test -p sift-grammar --features llguidance
+cargo test -p llmsift-grammar --features llguidance
 corpus="$repo/../shared/corpus"
 if [ -f "$corpus/vllm-tests.jsonl" ]; then
-  cargo build --release -q -p sift-cli
+  cargo build --release -q -p llmsift-cli
   # The corpus spans every vLLM family; the score is reported, not gated here
   # (the gated checks are the cargo tests above). Its closing line is reworded
   # so that it is not mistaken for this run's test count.

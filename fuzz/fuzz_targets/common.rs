@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use sift_core::{Delta, Message, Parser};
+use llmsift_core::{Delta, Message, Parser};
 
 /// FNV-1a: a cut pattern that is a function of the input alone.
 pub fn hash(b: &[u8]) -> u64 {
@@ -31,10 +31,10 @@ pub fn pieces(text: &str, mut seed: u64) -> Vec<&str> {
 /// Streams `pieces` through `p`, checking after every delta that each
 /// call's arguments so far are a prefix of `one`'s final arguments.
 pub fn stream(mut p: Parser, pieces: &[&str], one: &Message) -> Message {
-    let mut fold = sift_core::Folder::default();
+    let mut fold = llmsift_core::Folder::default();
     let mut args: Vec<String> = vec![];
     let mut d = Delta::default();
-    let mut step = |d: &Delta, fold: &mut sift_core::Folder| {
+    let mut step = |d: &Delta, fold: &mut llmsift_core::Folder| {
         fold.push(d);
         for c in &d.tool_calls {
             if args.len() <= c.index {
@@ -48,7 +48,7 @@ pub fn stream(mut p: Parser, pieces: &[&str], one: &Message) -> Message {
     for s in pieces {
         d.clear();
         p.push_into(s, None, &mut d);
-        assert!(p.held_bytes() < sift_core::MAX_MARKER_LEN);
+        assert!(p.held_bytes() < llmsift_core::MAX_MARKER_LEN);
         step(&d, &mut fold);
     }
     d.clear();
@@ -77,11 +77,11 @@ pub fn check_calls(m: &Message) {
             // serde_json stops at 128 levels; the default depth limit lets
             // arguments reach 128: checked with Sift's own scanner instead.
             Err(e) if e.to_string().contains("recursion limit") => {
-                let mut s = sift_core::json::JsonScanner::new();
+                let mut s = llmsift_core::json::JsonScanner::new();
                 s.feed(c.arguments.as_bytes());
                 assert!(s.is_complete() && c.arguments.starts_with('{'), "arguments not JSON: {:?}", c.arguments);
                 let deepest = depth(&c.arguments);
-                assert!(deepest <= sift_core::Limits::default().max_depth, "arguments {deepest} levels deep");
+                assert!(deepest <= llmsift_core::Limits::default().max_depth, "arguments {deepest} levels deep");
             }
             Err(e) => panic!("arguments not JSON ({e}): {:?}", c.arguments),
         }

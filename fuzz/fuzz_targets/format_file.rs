@@ -10,8 +10,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use sift_core::format::spec::Kind;
-use sift_core::{FormatSpec, ParserFactory, Request};
+use llmsift_core::format::spec::Kind;
+use llmsift_core::{FormatSpec, ParserFactory, Request};
 
 const SAMPLE: &str = "<think>hm</think>hi <tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>";
 

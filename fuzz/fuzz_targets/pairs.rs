@@ -12,7 +12,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use sift_core::{Registry, Request, ToolChoice, Tools};
+use llmsift_core::{Registry, Request, ToolChoice, Tools};
 use std::sync::{Arc, OnceLock};
 
 fn tools() -> Arc<Tools> {

@@ -11,8 +11,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use sift_core::Registry;
-use sift_protocol::{complete, sse, Api, ChatCompletionRequest, FinishReason, Options, ResponseMeta, Session};
+use llmsift_core::Registry;
+use llmsift_protocol::{complete, sse, Api, ChatCompletionRequest, FinishReason, Options, ResponseMeta, Session};
 
 /// The answer without its generated ids (random per run without a seed).
 fn no_ids(mut v: serde_json::Value) -> serde_json::Value {

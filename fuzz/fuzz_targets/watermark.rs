@@ -11,7 +11,7 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use sift_core::json::{JsonScanner, Scan};
+use llmsift_core::json::{JsonScanner, Scan};
 
 /// serde_json's answer, minus its recursion limit (128, below the
 /// scanner's), its refusal of lone surrogate escapes (Python reads them)
@@ -81,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
     if whole.is_complete() {
         assert_ne!(serde_ok(&data[..used]), Some(false), "complete but not JSON");
     }
-    if serde_ok(data) == Some(true) && whole.depth() < sift_core::json::MAX_DEPTH {
+    if serde_ok(data) == Some(true) && whole.depth() < llmsift_core::json::MAX_DEPTH {
         assert!(!whole.is_invalid(), "JSON called invalid: {:?}", String::from_utf8_lossy(data));
     }
 });

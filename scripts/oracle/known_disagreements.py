@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates crates/sift-conformance/tests/known-disagreements-oracle.txt:
+"""Regenerates crates/llmsift-conformance/tests/known-disagreements-oracle.txt:
 every oracle case where Sift's one-shot answer differs from vLLM's, with the
 reason, and prints agreement per parser name and per class, also with every
 case run with the request settings `vllm_text_loss` and `vllm_one_shot` (the
@@ -25,9 +25,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CASES = os.path.join(ROOT, "crates", "sift-conformance", "tests", "cases")
-OUT = os.path.join(ROOT, "crates", "sift-conformance", "tests", "known-disagreements-oracle.txt")
-OUT_COMPAT = os.path.join(ROOT, "crates", "sift-conformance", "tests", "known-disagreements-oracle-compat.txt")
+CASES = os.path.join(ROOT, "crates", "llmsift-conformance", "tests", "cases")
+OUT = os.path.join(ROOT, "crates", "llmsift-conformance", "tests", "known-disagreements-oracle.txt")
+OUT_COMPAT = os.path.join(ROOT, "crates", "llmsift-conformance", "tests", "known-disagreements-oracle-compat.txt")
 
 # Pairs whose vLLM parser is engine-based on both halves (or a unified class
 # that behaves so): under `tool_choice: "none"` it parses the calls and drops them.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates model outputs per family and records vLLM 0.34.0's serving-path
-answers as corpus cases (crates/sift-conformance/tests/cases/oracle-*.jsonl).
+answers as corpus cases (crates/llmsift-conformance/tests/cases/oracle-*.jsonl).
 
 Run inside the oracle venv (scripts/oracle/install.sh):
 
@@ -41,7 +41,7 @@ from vllm.tool_parsers import ToolParserManager  # noqa: E402
 
 ASSETS = os.path.join(ROOT, ".assets", "tokenizers")
 CACHE = os.environ.get("SIFT_ORACLE_CACHE", os.path.expanduser("~/.cache/sift/oracle"))
-FORMATS = os.path.join(ROOT, "crates", "sift-core", "formats")
+FORMATS = os.path.join(ROOT, "crates", "llmsift-core", "formats")
 BASE = "qwen3"
 _TOK = {}
 
@@ -262,7 +262,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", help="only pairs naming this parser")
     ap.add_argument("--scenario", help="only case ids containing this text")
-    ap.add_argument("--out", default=os.path.join(ROOT, "crates", "sift-conformance", "tests", "cases"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "crates", "llmsift-conformance", "tests", "cases"))
     ap.add_argument("--dry", action="store_true", help="print a summary, write nothing")
     args = ap.parse_args()
     stats = {"errors": collections.Counter(), "error_examples": {}}

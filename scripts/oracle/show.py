@@ -17,8 +17,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CASES = os.path.join(ROOT, "crates", "sift-conformance", "tests", "cases")
-LIST = os.path.join(ROOT, "crates", "sift-conformance", "tests", "known-disagreements-oracle.txt")
+CASES = os.path.join(ROOT, "crates", "llmsift-conformance", "tests", "cases")
+LIST = os.path.join(ROOT, "crates", "llmsift-conformance", "tests", "known-disagreements-oracle.txt")
 
 
 def main():

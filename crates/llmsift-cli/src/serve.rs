@@ -1,0 +1,150 @@
+//! `sift serve`: flags (spelled as `vllm serve` spells them) into a
+//! `llmsift_serve::Config`, then the gateway. Every flag's help names its
+//! vLLM counterpart, or says it is Sift's own.
+
+use anyhow::{Context, Result};
+use llmsift_serve::{BackendKind, Config, ModelConfig};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// `sift serve` flags.
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Model directory: tokenizer.json + tokenizer_config.json (its chat template). [vLLM: the positional MODEL]
+    pub model_dir: Option<PathBuf>,
+    /// A TOML or JSON file with the same fields, several `[[models]]` and `[limits]`; flags win. [vLLM: --config]
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Serve the built-in recorded outputs (qwen3, qwen3-coder, deepseek-r1, gpt-oss), no backend needed. [Sift only]
+    #[arg(long)]
+    pub demo: bool,
+    /// The backend's base URL, e.g. http://127.0.0.1:8001. [Sift only]
+    #[arg(long)]
+    pub backend_url: Option<String>,
+    /// The backend's protocol: completions (vLLM/SGLang, token ids), llamacpp, chat (raw text). [Sift only]
+    #[arg(long, value_name = "KIND")]
+    pub backend: Option<BackendKind>,
+    /// The model name sent to the backend (default: the served name). [Sift only]
+    #[arg(long)]
+    pub backend_model: Option<String>,
+    /// The environment variable holding the backend's API key (never logged). [Sift only]
+    #[arg(long, value_name = "VAR")]
+    pub backend_api_key_env: Option<String>,
+    /// The tokenizer.json (default: in the model directory). [vLLM: --tokenizer]
+    #[arg(long)]
+    pub tokenizer: Option<PathBuf>,
+    /// A chat template file (.jinja) or tokenizer_config.json. [vLLM: --chat-template]
+    #[arg(long)]
+    pub chat_template: Option<PathBuf>,
+    /// Reasoning parser name, or `auto` (from the template, as `sift detect`). [vLLM: --reasoning-parser]
+    #[arg(long)]
+    pub reasoning_parser: Option<String>,
+    /// Tool-call parser name, or `auto`. [vLLM: --tool-call-parser]
+    #[arg(long)]
+    pub tool_call_parser: Option<String>,
+    /// Parse calls when tool_choice is auto. [vLLM: --enable-auto-tool-choice]
+    #[arg(long)]
+    pub enable_auto_tool_choice: bool,
+    /// The name clients send as `model`. [vLLM: --served-model-name]
+    #[arg(long)]
+    pub served_model_name: Option<String>,
+    /// Address to listen on (default 127.0.0.1). [vLLM: --host]
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port (default 8000; 0 picks a free one). [vLLM: --port]
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Clients must send `Authorization: Bearer KEY` on /v1/* (401 otherwise); also $SIFT_API_KEY. [vLLM: --api-key]
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// CORS origins, as a JSON list or comma-separated (default: CORS off). [vLLM: --allowed-origins]
+    #[arg(long)]
+    pub allowed_origins: Option<String>,
+    /// Requests served at once; beyond it 503 with Retry-After. [vLLM: --max-num-seqs]
+    #[arg(long)]
+    pub max_num_seqs: Option<usize>,
+    /// Largest request body in bytes (413 beyond). [Sift only]
+    #[arg(long)]
+    pub max_body_bytes: Option<usize>,
+    /// Backend connect timeout, milliseconds. [Sift only]
+    #[arg(long)]
+    pub connect_timeout_ms: Option<u64>,
+    /// Backend read timeout (between bytes), milliseconds. [Sift only]
+    #[arg(long)]
+    pub read_timeout_ms: Option<u64>,
+    /// Demo: pause between tokens, milliseconds (default 0). [Sift only]
+    #[arg(long)]
+    pub demo_pace_ms: Option<u64>,
+    /// Record each streamed chunk's arrival and hand-over times, read at GET /debug/stamps (load tests). [Sift only]
+    #[arg(long)]
+    pub stamps: bool,
+}
+
+fn origins(s: &str) -> Vec<String> {
+    match serde_json::from_str::<Vec<String>>(s) {
+        Ok(list) => list,
+        Err(_) => s.split(',').map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect(),
+    }
+}
+
+/// The configuration the flags (and `--config`) describe.
+pub fn config(a: &ServeArgs) -> Result<Config> {
+    let mut c = match &a.config {
+        Some(p) => Config::from_file(p)?,
+        None => Config::default(),
+    };
+    if let Some(h) = &a.host {
+        c.host = h.clone();
+    }
+    if let Some(p) = a.port {
+        c.port = p;
+    }
+    c.api_key = a.api_key.clone().or_else(|| std::env::var("SIFT_API_KEY").ok()).or(c.api_key);
+    if let Some(o) = &a.allowed_origins {
+        c.allowed_origins = origins(o);
+    }
+    let l = &mut c.limits;
+    l.max_concurrent = a.max_num_seqs.unwrap_or(l.max_concurrent);
+    l.max_body_bytes = a.max_body_bytes.unwrap_or(l.max_body_bytes);
+    l.connect_timeout_ms = a.connect_timeout_ms.unwrap_or(l.connect_timeout_ms);
+    l.read_timeout_ms = a.read_timeout_ms.unwrap_or(l.read_timeout_ms);
+    l.demo_pace_ms = a.demo_pace_ms.unwrap_or(l.demo_pace_ms);
+    c.stamps |= a.stamps;
+    if a.demo {
+        c.models.extend(llmsift_serve::models::demo_models());
+    }
+    if a.backend_url.is_some() || a.model_dir.is_some() {
+        c.models.push(ModelConfig {
+            served_model_name: a.served_model_name.clone().or_else(|| {
+                a.model_dir.as_ref().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned())
+            }),
+            backend: a.backend.or(Some(BackendKind::Completions)),
+            backend_url: a.backend_url.clone(),
+            backend_model: a.backend_model.clone(),
+            backend_api_key_env: a.backend_api_key_env.clone(),
+            model_dir: a.model_dir.clone(),
+            tokenizer: a.tokenizer.clone(),
+            chat_template: a.chat_template.clone(),
+            reasoning_parser: a.reasoning_parser.clone(),
+            tool_call_parser: a.tool_call_parser.clone(),
+            enable_auto_tool_choice: a.enable_auto_tool_choice,
+            recording: None,
+        });
+    }
+    Ok(c)
+}
+
+/// Runs `sift serve` until SIGINT/SIGTERM.
+pub fn run(a: &ServeArgs) -> Result<()> {
+    let c = config(a)?;
+    let names: Vec<String> = c.models.iter().map(|m| m.name().to_string()).collect();
+    llmsift_serve::run_blocking(c, |addr| {
+        // Tests and scripts read this line to learn the port.
+        let _ = writeln!(
+            std::io::stderr(),
+            "sift serve: listening on http://{addr} (models: {})",
+            names.join(", ")
+        );
+    })
+    .context("sift serve")
+}

@@ -1,0 +1,44 @@
+//! Structured-output glue: what vLLM constrains tool-calling output with,
+//! and its export as an llguidance grammar.
+//!
+//! ```text
+//! CheckedRequest ─ request_constraint ─► Constraint
+//!   required  → required_schema   JSON array of {"name", "parameters"} (vLLM's shape)
+//!   named     → named_schema      the function's parameters
+//!   auto      → structural_tag    free text + triggered tags in the family's format
+//! GrammarStart (grammar_start)    constrain now, or after the reasoning end marker
+//! Constraint::to_lark             llguidance Lark text, `%json` embedded
+//! llg::Checker (feature)          compile with llguidance, check acceptance of bytes
+//! ```
+//!
+//! ```
+//! use llmsift_grammar::{request_constraint, Constraint, Family, LarkOptions, StrictLevel};
+//! let req = llmsift_protocol::ChatCompletionRequest::from_json(r#"{"messages": [], "tool_choice": "required",
+//!     "tools": [{"type": "function", "function": {"name": "f"}}]}"#).unwrap().check().unwrap();
+//! let c = request_constraint(&req, Some(Family::Hermes), StrictLevel::Auto).unwrap().unwrap();
+//! let Constraint::JsonSchema(s) = &c else { unreachable!() };
+//! assert_eq!(s["minItems"], 1);
+//! assert!(c.to_lark(&LarkOptions::text()).contains("%json"));
+//! ```
+//!
+//! The crate is pure (no I/O). The `llguidance` feature adds the `llg` module, which
+//! compiles grammars with the `llguidance` crate; it is off by default
+//! because that crate is heavy to build.
+
+pub mod constraint;
+pub mod error;
+pub mod family;
+pub mod lark;
+#[cfg(feature = "llguidance")]
+pub mod llg;
+pub mod schema;
+pub mod start;
+pub mod tag;
+
+pub use constraint::{request_constraint, Constraint};
+pub use error::GrammarError;
+pub use family::Family;
+pub use lark::{json_schema_lark, structural_tag_lark, LarkOptions};
+pub use schema::{named_schema, required_schema};
+pub use start::{grammar_start, grammar_start_scan, GrammarStart};
+pub use tag::{pieces_text, structural_tag, Content, Piece, Section, StrictLevel, StructuralTag, Tag};

@@ -1,0 +1,83 @@
+"""The Python API's own contract: names, detection, errors, the GIL, stubs."""
+
+import threading
+
+import pytest
+
+import llmsift
+
+
+def test_parsers_lists_vllm_names():
+    names = llmsift.parsers()
+    assert "qwen3" in names["reasoning"] and "hermes" in names["tool"]
+    assert len(names["reasoning"]) >= 44 and len(names["tool"]) >= 62
+
+
+def test_detect_a_template():
+    found = llmsift.detect("{% if tools %}<tool_call>\n{{ t }}\n</tool_call>{% endif %}<think>\n</think>")
+    assert found["tool"] == "hermes"
+
+
+def test_unknown_parser_raises_with_rusts_message():
+    with pytest.raises(llmsift.SiftError, match="no_such_parser"):
+        llmsift.Parser("no_such_parser")
+    assert issubclass(llmsift.SiftError, ValueError)
+
+
+def test_a_bad_tokenizer_path_raises():
+    with pytest.raises(llmsift.SiftError, match="missing.json"):
+        llmsift.Parser("qwen3", tokenizer="/nonexistent/missing.json")
+
+
+def test_tools_given_as_json_text_or_python_values_agree():
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}}]
+    out = "<tool_call>\n<function=f>\n<parameter=n>\n3\n</parameter>\n</function>\n</tool_call>"
+    import json
+
+    a = llmsift.Parser(None, "qwen3_coder", tools=tools, id_seed=1).parse(out)
+    b = llmsift.Parser(None, "qwen3_coder", tools=json.dumps(tools), id_seed=1).parse(out)
+    assert a == b and a.tool_calls[0].arguments == '{"n": 3}'
+
+
+def test_malformed_output_is_content_not_an_error():
+    m = llmsift.Parser("qwen3", "hermes").parse("<tool_call>{not json")
+    assert m.tool_calls == [] and m.content is not None and "{not json" in m.content
+
+
+def test_finish_is_idempotent_and_push_after_finish_is_empty():
+    p = llmsift.Parser("qwen3")
+    p.push("a</think>b")
+    p.finish()
+    assert p.finish().is_empty() and not p.push("more")
+
+
+def test_parsing_releases_the_gil():
+    # Another Python thread runs while a long parse is under way.
+    text = "x" * 20_000_000 + "</think>done"
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(1)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        before = len(ticks)
+        m = llmsift.Parser("qwen3").parse(text)
+        during = len(ticks) - before
+    finally:
+        stop.set()
+        t.join()
+    assert m.content == "done"
+    assert during > 1000
+
+
+def test_a_vocabulary_mapping_binds_markers_by_id():
+    vocab = {"<think>": 7, "</think>": 8}
+    p = llmsift.Parser("deepseek_r1", tokenizer=vocab)
+    assert p.reasoning_token_ids == (7, 8)
+    d = p.push("</think>", [8])
+    assert d.is_empty()
+    assert p.push("hi", [1]).content == "hi"

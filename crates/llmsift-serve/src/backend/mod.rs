@@ -1,0 +1,138 @@
+//! Backends: where the raw model output comes from.
+//!
+//! Owns the one shape every backend is reduced to: [`Backend::start`] either
+//! fails before any output ([`BackendError`], answered as 502/504) or gives
+//! a stream of [`Chunk`]s per choice, which may end in a `BackendError`
+//! (answered in-stream). Three wire protocols over HTTP ([`http`]) and the
+//! built-in replay ([`demo`]).
+//!
+//! Invariant: a stream either ends with every choice finished (a
+//! [`Chunk::finish`]) or with an error; a backend that closes early never
+//! looks like a normal end.
+
+mod conn;
+pub mod demo;
+pub mod http;
+mod sse;
+mod wire;
+
+use futures_util::Stream;
+use serde_json::{Map, Value};
+use llmsift_protocol::FinishReason;
+use std::fmt;
+use std::pin::Pin;
+use std::time::Instant;
+
+/// What the gateway asks a backend for.
+#[derive(Debug, Clone, Default)]
+pub struct GenRequest {
+    /// The backend's model name.
+    pub model: String,
+    /// The rendered prompt (completions, llama.cpp, demo).
+    pub prompt: Option<String>,
+    /// The conversation as the client sent it (chat backends).
+    pub messages: Vec<Value>,
+    /// The request's tools, as the client sent them.
+    pub tools: Option<Vec<Value>>,
+    /// The token limit.
+    pub max_tokens: Option<u64>,
+    /// Choices.
+    pub n: u32,
+    /// Sampling fields passed through unchanged (`temperature`, `seed`, `stop`, …).
+    pub sampling: Map<String, Value>,
+    /// `chat_template_kwargs` (chat backends render the prompt themselves).
+    pub chat_template_kwargs: Option<Map<String, Value>>,
+}
+
+/// A piece of one choice's output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chunk {
+    /// The choice.
+    pub index: u32,
+    /// Text as the backend detokenized it.
+    pub text: String,
+    /// The token ids, when the backend returns them.
+    pub ids: Option<Vec<u32>>,
+    /// Set on the choice's last chunk.
+    pub finish: Option<FinishReason>,
+    /// When the backend's bytes holding this chunk arrived (the relay-time
+    /// metric and `--stamps` measure from here).
+    pub received: Option<Instant>,
+}
+
+/// Why a backend failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackendError {
+    /// It could not be reached.
+    Connect(String),
+    /// It answered with an error status (its message).
+    Status {
+        /// The backend's status.
+        status: u16,
+        /// The backend's message.
+        message: String,
+    },
+    /// It did not answer in time.
+    Timeout(String),
+    /// It sent something that is not its protocol.
+    Protocol(String),
+    /// It closed the stream before the output was finished.
+    Dropped(String),
+}
+
+impl BackendError {
+    /// The metrics label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            BackendError::Connect(_) => "backend_connect",
+            BackendError::Status { .. } => "backend_status",
+            BackendError::Timeout(_) => "backend_timeout",
+            BackendError::Protocol(_) => "backend_protocol",
+            BackendError::Dropped(_) => "backend_dropped",
+        }
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendError::Connect(m) => write!(f, "backend unreachable: {m}"),
+            BackendError::Status { status, message } => write!(f, "backend answered {status}: {message}"),
+            BackendError::Timeout(m) => write!(f, "backend timed out: {m}"),
+            BackendError::Protocol(m) => write!(f, "backend sent an invalid stream: {m}"),
+            BackendError::Dropped(m) => write!(f, "backend stream ended early: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+/// A backend's output.
+pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, BackendError>> + Send>>;
+
+/// A configured backend.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// One of the HTTP protocols.
+    Http(http::HttpBackend),
+    /// The built-in replay.
+    Demo(demo::DemoBackend),
+}
+
+impl Backend {
+    /// Starts a generation.
+    pub async fn start(&self, req: GenRequest) -> Result<ChunkStream, BackendError> {
+        match self {
+            Backend::Http(b) => b.start(req).await,
+            Backend::Demo(b) => Ok(b.start(req)),
+        }
+    }
+
+    /// Whether the backend can make `n` > 1 choices.
+    pub fn supports_n(&self) -> bool {
+        match self {
+            Backend::Http(b) => b.supports_n(),
+            Backend::Demo(_) => true,
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! One request's output: backend chunks in, the dialect's frames out.
+//!
+//! Owns, per request: one [`ChoiceProcessor`] and one detokenizer per
+//! choice, the order of frames (opening frames, one batch per chunk, the
+//! closing frames once every choice has finished) and the in-stream error:
+//! when the backend fails after the stream started, every choice's held
+//! text is flushed (delivered without a finish reason), then one error
+//! event, then (Chat Completions) `data: [DONE]`.
+//!
+//! Invariants: the text parsed is the detokenization of the backend's ids
+//! when the model has a tokenizer and the backend sent ids (markers then
+//! match by id), else the backend's text; the one-shot answer is built by
+//! the protocol layer from the same text and ids, so it equals the folded
+//! stream.
+
+use crate::backend::Chunk;
+use crate::metrics::{Field, Metrics};
+use crate::models::Model;
+use serde_json::{json, Value};
+use llmsift_protocol::anthropic::MessageStream;
+use llmsift_protocol::responses::ResponsesStream;
+use llmsift_protocol::{
+    sse, Api, ChatStream, CheckedRequest, ChoiceProcessor, FinishReason, ResponseMeta, Step,
+};
+use llmsift_tokenizers::Detokenizer;
+use std::sync::Arc;
+use std::time::Instant;
+
+enum Emitter {
+    Chat(ChatStream),
+    Responses(Box<ResponsesStream>),
+    Anthropic(Box<MessageStream>),
+}
+
+struct Choice {
+    processor: ChoiceProcessor,
+    detok: Option<Detokenizer>,
+    finish: Option<FinishReason>,
+}
+
+/// The streaming state of one request.
+pub struct Output {
+    /// The model, for its tokenizer's special ids.
+    model: Arc<Model>,
+    /// vLLM's `skip_special_tokens` for this request (after the parsers' rules).
+    skip: bool,
+    emitter: Emitter,
+    choices: Vec<Choice>,
+    prompt_tokens: u64,
+    frames: u64,
+    ended: bool,
+}
+
+impl Output {
+    /// The state for `n` choices of a checked request.
+    pub fn new(model: &Arc<Model>, api: Api, req: &CheckedRequest, meta: &ResponseMeta) -> Output {
+        let skip = req.skips_special_tokens(&model.factory);
+        let emitter = match api {
+            Api::Chat => Emitter::Chat(ChatStream::new(meta.clone(), req, model.opts.reasoning_field)),
+            Api::Responses => Emitter::Responses(Box::new(ResponsesStream::new(meta, req))),
+            Api::Anthropic => Emitter::Anthropic(Box::new(MessageStream::new(meta))),
+        };
+        let choices = (0..req.n.max(1))
+            .map(|_| Choice {
+                processor: ChoiceProcessor::new(&model.factory, req, &model.opts),
+                detok: model.view.as_ref().map(|v| v.detokenizer_with(skip)),
+                finish: None,
+            })
+            .collect();
+        Output {
+            model: model.clone(),
+            skip,
+            emitter,
+            choices,
+            prompt_tokens: meta.prompt_tokens,
+            frames: 0,
+            ended: false,
+        }
+    }
+
+    /// The opening frames.
+    pub fn start(&mut self) -> Vec<String> {
+        let out = match &mut self.emitter {
+            Emitter::Chat(c) => (0..self.choices.len() as u32).map(|i| sse::data(&c.role_chunk(i))).collect(),
+            Emitter::Responses(r) => r.start().iter().map(|e| sse::event(e.event_type(), e)).collect(),
+            Emitter::Anthropic(a) => a.start().iter().map(|e| sse::event(e.event_type(), e)).collect(),
+        };
+        self.count(out)
+    }
+
+    fn count(&mut self, out: Vec<String>) -> Vec<String> {
+        self.frames += out.len() as u64;
+        out
+    }
+
+    /// Frames for one backend chunk (and the closing frames after the last choice finishes).
+    pub fn push(&mut self, chunk: Chunk, metrics: &Metrics) -> Vec<String> {
+        let Some(choice) = self.choices.get_mut(chunk.index as usize) else {
+            return Vec::new();
+        };
+        if choice.finish.is_some() {
+            return Vec::new();
+        }
+        let (text, ids) = match (&mut choice.detok, chunk.ids) {
+            (Some(d), Some(ids)) => (d.push_ids(&ids), Some(kept_ids(&self.model, self.skip, ids))),
+            (_, ids) => {
+                choice.detok = None;
+                (chunk.text, ids)
+            }
+        };
+        let t = Instant::now();
+        let step = match chunk.finish {
+            Some(reason) => {
+                let rest = choice.detok.take().map(Detokenizer::finish).unwrap_or_default();
+                let all = text + &rest;
+                let step = choice.processor.finish_with(&all, ids.as_deref(), None, reason);
+                choice.finish = Some(step.finish_reason.unwrap_or(reason));
+                Some(step)
+            }
+            None => choice.processor.push(&text, ids.as_deref(), None),
+        };
+        metrics.parse_delta.observe(t.elapsed().as_secs_f64());
+        let mut out = Vec::new();
+        if let Some(step) = step {
+            record(&step, metrics);
+            self.emit(chunk.index, &step, &mut out);
+        }
+        if self.choices.iter().all(|c| c.finish.is_some()) {
+            out.extend(self.end());
+        }
+        self.count(out)
+    }
+
+    fn emit(&mut self, index: u32, step: &Step, out: &mut Vec<String>) {
+        match &mut self.emitter {
+            Emitter::Chat(c) => out.push(sse::data(&c.step_chunk(index, step))),
+            Emitter::Responses(r) => out.extend(r.push(step).iter().map(|e| sse::event(e.event_type(), e))),
+            Emitter::Anthropic(a) => out.extend(a.push(step).iter().map(|e| sse::event(e.event_type(), e))),
+        }
+    }
+
+    /// Whether the closing frames were sent.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    fn end(&mut self) -> Vec<String> {
+        if std::mem::replace(&mut self.ended, true) {
+            return Vec::new();
+        }
+        let counts =
+            self.choices.iter().fold(llmsift_protocol::TokenCounts::default(), |a, c| a + c.processor.counts());
+        let reason = self.choices[0].finish.unwrap_or(FinishReason::Stop);
+        match &mut self.emitter {
+            Emitter::Chat(c) => {
+                let mut out = Vec::new();
+                if let Some(u) = c.usage_chunk(counts.usage(self.prompt_tokens)) {
+                    out.push(sse::data(&u));
+                }
+                out.push(sse::DONE.to_string());
+                out
+            }
+            Emitter::Responses(r) => {
+                r.finish(reason, counts).iter().map(|e| sse::event(e.event_type(), e)).collect()
+            }
+            Emitter::Anthropic(a) => {
+                a.finish(reason, counts).iter().map(|e| sse::event(e.event_type(), e)).collect()
+            }
+        }
+    }
+
+    /// The backend failed mid-stream: flush every open choice, then the error event.
+    pub fn fail(&mut self, message: &str, metrics: &Metrics) -> Vec<String> {
+        if self.ended {
+            return Vec::new();
+        }
+        self.ended = true;
+        let mut out = Vec::new();
+        for i in 0..self.choices.len() {
+            let c = &mut self.choices[i];
+            if c.finish.is_some() {
+                continue;
+            }
+            let rest = c.detok.take().map(Detokenizer::finish).unwrap_or_default();
+            let mut step = c.processor.finish_with(&rest, Some(&[]), None, FinishReason::Stop);
+            c.finish = step.finish_reason;
+            // The output was cut by a failure, not finished: no finish reason is claimed.
+            step.finish_reason = None;
+            if !step.delta.is_empty() {
+                record(&step, metrics);
+                self.emit(i as u32, &step, &mut out);
+            }
+        }
+        match &self.emitter {
+            Emitter::Chat(_) => {
+                out.push(sse::data(&json!({"error": {"message": message, "type": "BadGatewayError", "param": Value::Null, "code": 502}})));
+                out.push(sse::DONE.to_string());
+            }
+            Emitter::Responses(_) => {
+                let seq = self.frames + out.len() as u64;
+                out.push(sse::event(
+                    "error",
+                    &json!({"type": "error", "code": "backend_error", "message": message, "param": Value::Null, "sequence_number": seq}),
+                ));
+            }
+            Emitter::Anthropic(_) => out.push(sse::event(
+                "error",
+                &json!({"type": "error", "error": {"type": "api_error", "message": message}}),
+            )),
+        }
+        self.count(out)
+    }
+}
+
+fn record(step: &Step, metrics: &Metrics) {
+    metrics.output(Field::Reasoning, step.delta.reasoning.len());
+    metrics.output(Field::Content, step.delta.content.len());
+    let calls: usize = step
+        .delta
+        .tool_calls
+        .iter()
+        .map(|c| c.arguments.len() + c.name.as_ref().map_or(0, String::len))
+        .sum();
+    metrics.output(Field::ToolCalls, calls);
+}
+
+/// One choice's whole output, collected for a one-shot answer.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// The text (detokenized from ids when there are some).
+    pub text: String,
+    /// The ids, when the backend sent them and the model has a tokenizer.
+    pub ids: Option<Vec<u32>>,
+    /// The engine's finish reason.
+    pub finish: Option<FinishReason>,
+}
+
+impl Collected {
+    /// Adds a chunk.
+    pub fn push(&mut self, model: &Model, chunk: Chunk) {
+        match (&model.view, chunk.ids) {
+            (Some(_), Some(ids)) if self.ids.is_some() || self.text.is_empty() => {
+                self.ids.get_or_insert_with(Vec::new).extend(ids)
+            }
+            _ => {
+                self.ids = None;
+                self.text.push_str(&chunk.text)
+            }
+        }
+        if chunk.finish.is_some() {
+            self.finish = chunk.finish;
+        }
+    }
+
+    /// The text and ids to parse, special tokens skipped when `skip` (vLLM's
+    /// `skip_special_tokens` for the request) says so.
+    pub fn output(&self, model: &Model, skip: bool) -> (String, Option<Vec<u32>>) {
+        match (&model.view, &self.ids) {
+            (Some(v), Some(ids)) => (v.decode_with(ids, skip), Some(kept_ids(model, skip, ids.clone()))),
+            _ => (self.text.clone(), None),
+        }
+    }
+}
+
+/// The ids the parser sees: with `skip`, the special tokens the detokenizer
+/// removed from the text are removed from the ids too, as in vLLM's engine.
+fn kept_ids(model: &Model, skip: bool, mut ids: Vec<u32>) -> Vec<u32> {
+    if let (true, Some(v)) = (skip, &model.view) {
+        ids.retain(|&i| !v.is_special(i));
+    }
+    ids
+}

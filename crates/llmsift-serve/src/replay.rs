@@ -1,0 +1,423 @@
+//! The replay backend: recorded outputs served in each backend wire
+//! format, with pacing and injected faults. `sift-replay` runs it; the
+//! gateway's end-to-end tests and load test put `sift serve` in front of it.
+//!
+//! Wire formats: vLLM/SGLang `POST /v1/completions` (SSE, `token_ids` per
+//! choice, `[DONE]`), llama.cpp `POST /completion` (SSE, `tokens`, a last
+//! frame with `stop: true`), and a raw `POST /v1/chat/completions` whose
+//! `delta.content` carries the markers. Always streamed: the gateway only
+//! asks for streams. The recording is picked by the request's `model` (a
+//! recording's file stem or served name), else the default; the tool
+//! variant when the prompt mentions one of its tools (or, for chat, when
+//! the request has tools).
+//!
+//! Faults (flag `--fault`; per request the `x-replay-fault` header, or a
+//! suffix of the requested model, `qwen3@drop:6,pace:20`, which is how a
+//! gateway in front picks them per served model):
+//! `status500`, `drop:N` (the connection is cut after N frames),
+//! `stall:N` (no byte after N frames), `garbage:N` (a non-JSON frame after
+//! N frames), `split-utf8` (the body written in 1–3 byte pieces, cutting
+//! multi-byte characters). `GET /replay/stats` counts started, completed
+//! and cancelled streams (a stream dropped before its end: the client left).
+//!
+//! Invariant: without a fault, the frames' token ids are exactly the
+//! recording's ids (cut at `max_tokens`), so the gateway's answer can be
+//! compared byte for byte.
+
+use crate::recording::{replay_ids, Recording};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::{json, Value};
+use llmsift_tokenizers::TokenizerView;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// An injected fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fault {
+    /// None.
+    #[default]
+    None,
+    /// Answer 500 before any output.
+    Status500,
+    /// Cut the connection after N frames.
+    Drop(usize),
+    /// Send nothing more after N frames.
+    Stall(usize),
+    /// A frame that is not JSON after N frames.
+    Garbage(usize),
+    /// Write the body in 1–3 byte pieces.
+    SplitUtf8,
+}
+
+impl std::str::FromStr for Fault {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Fault, String> {
+        let (name, n) = s.split_once(':').unwrap_or((s, "0"));
+        let n: usize = n.parse().map_err(|_| format!("`{s}`: the count after `:` must be a number"))?;
+        match name {
+            "none" => Ok(Fault::None),
+            "status500" => Ok(Fault::Status500),
+            "drop" => Ok(Fault::Drop(n)),
+            "stall" => Ok(Fault::Stall(n)),
+            "garbage" => Ok(Fault::Garbage(n)),
+            "split-utf8" => Ok(Fault::SplitUtf8),
+            _ => Err(format!("unknown fault `{s}` (status500, drop:N, stall:N, garbage:N, split-utf8)")),
+        }
+    }
+}
+
+/// How the replay backend behaves.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayOptions {
+    /// The recording for requests that name none (a file stem or served name).
+    pub default_recording: Option<String>,
+    /// The fault applied to every request without an `x-replay-fault` header.
+    pub fault: Fault,
+    /// Pause between frames.
+    pub pace: Duration,
+    /// Tokens per frame (at least 1).
+    pub chunk_tokens: usize,
+    /// Record when each frame is handed to the connection, by the request's
+    /// `seed` (`GET /replay/stamps`; the load test's clock).
+    pub stamps: bool,
+}
+
+/// Stream counters.
+#[derive(Debug, Default)]
+pub struct Stats {
+    started: AtomicU64,
+    completed: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+/// The replay backend's state.
+#[derive(Debug, Clone)]
+pub struct ReplayState {
+    opts: ReplayOptions,
+    recordings: Arc<Vec<Recording>>,
+    views: Arc<Mutex<HashMap<String, TokenizerView>>>,
+    stats: Arc<Stats>,
+    stamps: Arc<Mutex<Vec<(u64, u32, u128)>>>,
+}
+
+impl ReplayState {
+    /// State over the shipped recordings.
+    pub fn new(opts: ReplayOptions) -> ReplayState {
+        ReplayState {
+            opts,
+            recordings: Arc::new(Recording::builtin()),
+            views: Arc::default(),
+            stats: Arc::default(),
+            stamps: Arc::default(),
+        }
+    }
+
+    fn recording(&self, model: Option<&str>) -> Option<&Recording> {
+        let wanted = model.or(self.opts.default_recording.as_deref());
+        let stem = |r: &Recording| r.name.trim_end_matches("-demo").to_string();
+        match wanted {
+            Some(w) => self.recordings.iter().find(|r| r.name == w || stem(r) == w),
+            None => self.recordings.first(),
+        }
+    }
+
+    fn view(&self, rec: &Recording) -> Result<TokenizerView, String> {
+        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = views.get(&rec.tokenizer) {
+            return Ok(v.clone());
+        }
+        let v = TokenizerView::from_file(rec.tokenizer_path()).map_err(|e| e.to_string())?;
+        views.insert(rec.tokenizer.clone(), v.clone());
+        Ok(v)
+    }
+}
+
+/// The replay router.
+pub fn replay_app(state: ReplayState) -> Router {
+    Router::new()
+        .route("/v1/completions", post(|s, h, b| answer(s, h, b, Wire::Completions)))
+        .route("/completion", post(|s, h, b| answer(s, h, b, Wire::Llamacpp)))
+        .route("/v1/chat/completions", post(|s, h, b| answer(s, h, b, Wire::Chat)))
+        .route("/health", get(|| async { StatusCode::OK }))
+        .route("/replay/stats", get(stats))
+        .route("/replay/stamps", get(stamps))
+        .with_state(state)
+}
+
+async fn stats(State(s): State<ReplayState>) -> Response {
+    let st = &s.stats;
+    axum::Json(json!({
+        "started": st.started.load(Ordering::SeqCst),
+        "completed": st.completed.load(Ordering::SeqCst),
+        "cancelled": st.cancelled.load(Ordering::SeqCst),
+    }))
+    .into_response()
+}
+
+/// `[[seed, frame, unix_nanos], …]`: when each frame was handed over.
+async fn stamps(State(s): State<ReplayState>) -> Response {
+    let all = std::mem::take(&mut *s.stamps.lock().unwrap_or_else(|e| e.into_inner()));
+    axum::Json(all).into_response()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    Completions,
+    Llamacpp,
+    Chat,
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        axum::Json(
+            json!({"error": {"message": message, "type": "BadRequestError", "code": status.as_u16()}}),
+        ),
+    )
+        .into_response()
+}
+
+/// A requested model `NAME@fault,pace:MS`: the recording, the fault, the pace.
+fn split_model<'a>(
+    model: Option<&'a str>,
+    opts: &ReplayOptions,
+) -> Result<(Option<&'a str>, Fault, Duration), String> {
+    let Some((name, rest)) = model.and_then(|m| m.split_once('@')) else {
+        return Ok((model, opts.fault, opts.pace));
+    };
+    let (mut fault, mut pace) = (opts.fault, opts.pace);
+    for part in rest.split(',') {
+        match part.strip_prefix("pace:") {
+            Some(ms) => {
+                pace = Duration::from_millis(ms.parse().map_err(|_| format!("`{part}`: not a number"))?)
+            }
+            None => fault = part.parse()?,
+        }
+    }
+    Ok((Some(name), fault, pace))
+}
+
+async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, wire: Wire) -> Response {
+    let req: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("replay: body is not JSON: {e}")),
+    };
+    let (model, fault, pace) = match split_model(req.get("model").and_then(Value::as_str), &s.opts) {
+        Ok(x) => x,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
+    let fault = match headers.get("x-replay-fault").and_then(|v| v.to_str().ok()) {
+        Some(f) => match f.parse::<Fault>() {
+            Ok(f) => f,
+            Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+        },
+        None => fault,
+    };
+    if fault == Fault::Status500 {
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "replay: injected internal error");
+    }
+    let Some(rec) = s.recording(model) else {
+        return error(StatusCode::NOT_FOUND, "replay: no such recording");
+    };
+    let view = match s.view(rec) {
+        Ok(v) => v,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e),
+    };
+    let tools = match wire {
+        Wire::Chat => req.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
+        _ => rec.prompt_has_tools(req.get("prompt").and_then(Value::as_str).unwrap_or_default()),
+    };
+    let max =
+        req.get(if wire == Wire::Llamacpp { "n_predict" } else { "max_tokens" }).and_then(Value::as_u64);
+    let n = req.get("n").and_then(Value::as_u64).unwrap_or(1).max(1) as u32;
+    let (ids, cut) = replay_ids(&view, rec.output(tools), max);
+    let frames = frames(wire, &view, &ids, cut, n, s.opts.chunk_tokens.max(1), rec.name.as_str());
+    let frames = inject(frames, fault);
+    s.stats.started.fetch_add(1, Ordering::SeqCst);
+    let guard = Guard { stats: s.stats.clone(), done: false };
+    let stamp =
+        s.opts.stamps.then(|| (s.stamps.clone(), req.get("seed").and_then(Value::as_u64).unwrap_or(0)));
+    let state = (frames.into_iter().enumerate(), guard);
+    let body = futures_util::stream::unfold(state, move |(mut rest, mut g)| {
+        let stamp = stamp.clone();
+        async move {
+            let (k, piece) = rest.next()?;
+            if !pace.is_zero() {
+                tokio::time::sleep(pace).await;
+            }
+            if let Some((log, seed)) = &stamp {
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+                log.lock().unwrap_or_else(|e| e.into_inner()).push((*seed, k as u32, now));
+            }
+            match piece {
+                Piece::Bytes(b) => {
+                    // The stream is complete once its last piece is handed over.
+                    g.done = rest.len() == 0;
+                    Some((Ok::<_, std::io::Error>(b), (rest, g)))
+                }
+                Piece::Cut => Some((Err(std::io::Error::other("replay: injected drop")), (rest, g))),
+                Piece::Stall => {
+                    std::future::pending::<()>().await;
+                    None
+                }
+            }
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(body))
+        .expect("static headers")
+}
+
+/// Counts a stream as completed when its last piece went out, else as cancelled.
+struct Guard {
+    stats: Arc<Stats>,
+    done: bool,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let c = if self.done { &self.stats.completed } else { &self.stats.cancelled };
+        c.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+enum Piece {
+    Bytes(Bytes),
+    Cut,
+    Stall,
+}
+
+fn data(v: &Value) -> String {
+    format!("data: {v}\n\n")
+}
+
+fn frames(
+    wire: Wire,
+    view: &TokenizerView,
+    ids: &[u32],
+    cut: bool,
+    n: u32,
+    per: usize,
+    model: &str,
+) -> Vec<String> {
+    let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let finish = if cut { "length" } else { "stop" };
+    let mut out = Vec::new();
+    let groups: Vec<&[u32]> = ids.chunks(per).collect();
+    let mut dets: Vec<_> = (0..n).map(|_| view.detokenizer()).collect();
+    if wire == Wire::Chat {
+        let choices: Vec<Value> = (0..n)
+            .map(
+                |i| json!({"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}),
+            )
+            .collect();
+        out.push(data(&json!({"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": created, "model": model, "choices": choices})));
+    }
+    for g in &groups {
+        for (i, det) in dets.iter_mut().enumerate() {
+            let text = det.push_ids(g);
+            let v = match wire {
+                Wire::Completions => {
+                    json!({"id": "cmpl-replay", "object": "text_completion", "created": created, "model": model,
+                    "choices": [{"index": i, "text": text, "logprobs": null, "finish_reason": null, "token_ids": g}]})
+                }
+                Wire::Chat => {
+                    json!({"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": created, "model": model,
+                    "choices": [{"index": i, "delta": {"content": text}, "finish_reason": null}]})
+                }
+                Wire::Llamacpp => json!({"content": text, "tokens": g, "stop": false, "id_slot": 0}),
+            };
+            out.push(data(&v));
+        }
+    }
+    for (i, det) in dets.into_iter().enumerate() {
+        let rest = det.finish();
+        let v = match wire {
+            Wire::Completions => {
+                json!({"id": "cmpl-replay", "object": "text_completion", "created": created, "model": model,
+                "choices": [{"index": i, "text": rest, "logprobs": null, "finish_reason": finish, "token_ids": []}]})
+            }
+            Wire::Chat => {
+                json!({"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": i, "delta": {"content": rest}, "finish_reason": finish}]})
+            }
+            Wire::Llamacpp => {
+                json!({"content": rest, "tokens": [], "stop": true, "stop_type": if cut { "limit" } else { "eos" },
+                "tokens_predicted": ids.len()})
+            }
+        };
+        out.push(data(&v));
+    }
+    if wire != Wire::Llamacpp {
+        out.push("data: [DONE]\n\n".to_string());
+    }
+    out
+}
+
+fn inject(frames: Vec<String>, fault: Fault) -> Vec<Piece> {
+    let bytes = |s: String| Piece::Bytes(Bytes::from(s));
+    match fault {
+        Fault::None | Fault::Status500 => frames.into_iter().map(bytes).collect(),
+        Fault::Drop(k) => frames.into_iter().take(k).map(bytes).chain([Piece::Cut]).collect(),
+        Fault::Stall(k) => frames.into_iter().take(k).map(bytes).chain([Piece::Stall]).collect(),
+        Fault::Garbage(k) => {
+            let mut v: Vec<Piece> = frames.into_iter().take(k).map(bytes).collect();
+            v.push(Piece::Bytes(Bytes::from_static(b"data: \x00\x01 not json {{\n\n")));
+            v
+        }
+        Fault::SplitUtf8 => {
+            let all = frames.concat().into_bytes();
+            let mut out = Vec::new();
+            let mut i = 0;
+            let mut k = 0;
+            while i < all.len() {
+                let len = (1 + k % 3).min(all.len() - i);
+                out.push(Piece::Bytes(Bytes::copy_from_slice(&all[i..i + len])));
+                i += len;
+                k += 1;
+            }
+            out
+        }
+    }
+}
+
+/// Serves the replay backend on `host:port` until SIGINT/SIGTERM (for the
+/// `sift-replay` binary); calls `ready` with the bound address.
+pub fn run_blocking(
+    opts: ReplayOptions,
+    host: &str,
+    port: u16,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> Result<(), crate::ServeError> {
+    let io = |path: String| move |source| crate::ServeError::Io { path, source };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(io("the async runtime".into()))?;
+    let addr = format!("{host}:{port}");
+    let state = ReplayState::new(opts);
+    // The default recording's tokenizer is loaded before the first request,
+    // so that request's first byte is not late by a tokenizer load.
+    if let Some(rec) = state.recording(None) {
+        state.view(rec).map_err(crate::ServeError::Config)?;
+    }
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&addr).await.map_err(io(addr.clone()))?;
+        ready(listener.local_addr().map_err(io(addr.clone()))?);
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, replay_app(state))
+            .with_graceful_shutdown(crate::shutdown_signal())
+            .await
+            .map_err(io(addr.clone()))
+    })
+}
