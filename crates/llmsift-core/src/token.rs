@@ -65,6 +65,15 @@ impl ReasoningCounter {
         }
     }
 
+    /// Feeds one id; returns whether it belongs to the reasoning: inside it,
+    /// or the start marker that opens it (an end marker inside counts as
+    /// inside; a stray one outside does not).
+    pub fn push_one(&mut self, id: u32) -> bool {
+        let reasoning = self.depth > 0 || Some(id) == self.start;
+        self.push(&[id]);
+        reasoning
+    }
+
     /// Reasoning tokens seen so far.
     pub fn count(&self) -> u64 {
         self.count
