@@ -6,8 +6,8 @@
 //!   the calls (one, or one or more);
 //! - after the reasoning: lazy, triggered by the reasoning end marker; the
 //!   grammar is the marker, then the JSON or the calls;
-//! - `auto` calls: lazy, triggered by the family's triggers; the grammar is
-//!   one or more calls from the trigger on.
+//! - `auto` calls: lazy, triggered by the family's triggers (with or
+//!   without reasoning); the grammar is one or more calls from the trigger on.
 //!
 //! GBNF has no JSON-schema import, so JSON inside a grammar is any JSON
 //! value (or object): the call envelope and function names are exact, the
@@ -58,9 +58,14 @@ pub fn llamacpp_grammar(c: &Constraint, after: Option<&str>) -> Gbnf {
             (calls(tag, false, &mut rules), trig)
         }
     };
+    // `auto` calls are lazy on their own triggers, reasoning or not (a
+    // trigger written while thinking starts the grammar too: llama.cpp's
+    // lazy grammars have one trigger set).
     let (root, triggers) = match after {
-        Some(m) => (format!("{} ws {body}", lit(m)), vec![m.to_string()]),
-        None => (body, triggers),
+        Some(m) if !matches!(c, Constraint::StructuralTag(_)) => {
+            (format!("{} ws {body}", lit(m)), vec![m.to_string()])
+        }
+        _ => (body, triggers),
     };
     let mut g = format!("root ::= {root}\n");
     for r in rules {

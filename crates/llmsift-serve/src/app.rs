@@ -231,6 +231,7 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     checked.prompt = prompt.clone();
     let empty = serde_json::Map::new();
     let sampling = crate::outbound::fields(&model, &checked, body.as_object().unwrap_or(&empty), prompt.as_deref())?;
+    crate::outbound::settle(&model, &mut checked, &sampling);
     let gen = GenRequest {
         model: model.backend_model.clone(),
         prompt: prompt.filter(|_| model.kind != BackendKind::Chat),
@@ -374,9 +375,8 @@ fn render(
 ) -> Result<Option<String>, ApiError> {
     let Some(t) = &model.templates else { return Ok(None) };
     let mut r = RenderRequest::new(messages.to_vec());
-    if let Some(v) = body.get("add_generation_prompt").and_then(Value::as_bool) {
-        r = r.with_generation_prompt(v);
-    }
+    // vLLM renders with `add_generation_prompt` true unless the request says otherwise.
+    r = r.with_generation_prompt(body.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(true));
     if let Some(d) = body.get("documents").and_then(Value::as_array) {
         r = r.with_documents(d.clone());
     }

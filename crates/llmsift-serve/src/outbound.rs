@@ -164,7 +164,12 @@ pub fn kind_name(kind: BackendKind) -> &'static str {
 }
 
 /// A value that asks for nothing (vLLM's defaults of the refused fields).
-fn is_default(v: &Value) -> bool {
+fn is_default(name: &str, v: &Value) -> bool {
+    match name {
+        "spaces_between_special_tokens" => return v.is_null() || v == &Value::Bool(true),
+        "length_penalty" => return v.is_null() || v.as_f64() == Some(1.0),
+        _ => {}
+    }
     match v {
         Value::Null | Value::Bool(false) => true,
         Value::Number(n) => n.as_f64() == Some(0.0),
@@ -194,7 +199,7 @@ pub fn fields(
                     out.insert(name.to_string(), v.clone());
                 }
             }
-            Fate::Refuse if is_default(v) => {}
+            Fate::Refuse if is_default(field.name, v) => {}
             Fate::Refuse => {
                 return Err(ApiError::bad_request(
                     format!("`{}` is not supported with the `{}` backend", field.name, kind_name(kind)),
@@ -206,6 +211,22 @@ pub fn fields(
     logprobs(kind, req, &mut out);
     constrain(model, req, body, prompt, &mut out)?;
     Ok(out)
+}
+
+/// A chat backend given `tool_choice` `required`/named or a
+/// `response_format` (the extra fields `sent`) guides its answer from the
+/// first token, with no reasoning before it: the request's prompt is then
+/// read as one that closed reasoning (its end marker appended), so the
+/// answer is parsed as what follows reasoning.
+pub fn settle(model: &Model, req: &mut CheckedRequest, sent: &Map<String, Value>) {
+    let guided = sent.get("tool_choice").is_some_and(|t| t != "none" && t != "auto")
+        || sent.get("response_format").is_some_and(|r| r.get("type").is_some_and(|t| t != "text"));
+    if model.kind != BackendKind::Chat || !guided {
+        return;
+    }
+    if let (Some(p), Some(end)) = (&mut req.prompt, model.factory.format().reasoning_end_marker()) {
+        p.push_str(end);
+    }
 }
 
 fn logprobs(kind: BackendKind, req: &CheckedRequest, out: &mut Map<String, Value>) {
