@@ -342,9 +342,39 @@ fn constrain(
     Ok(())
 }
 
+/// [`FIELDS`] as the Markdown table of `docs/serve.md` (`gateway`: done by
+/// the gateway; a name: sent under that name; `400`: refused).
+pub fn markdown_table() -> String {
+    let fate = |f: Fate| match f {
+        Fate::Gateway => "gateway".to_string(),
+        Fate::Forward(n) => format!("`{n}`"),
+        Fate::Refuse => "400".to_string(),
+    };
+    let mut out = String::from("| field | `completions` | `llamacpp` | `chat` |\n| --- | --- | --- | --- |\n");
+    for f in FIELDS {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            f.name,
+            fate(f.completions),
+            fate(f.llamacpp),
+            fate(f.chat)
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table in `docs/serve.md` is this table (each row's behaviour is
+    /// checked end to end by `crates/llmsift-cli/tests/gateway_fidelity.rs`).
+    #[test]
+    fn the_docs_table_is_the_code_table() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/serve.md")).unwrap();
+        let table = markdown_table();
+        assert!(doc.contains(&table), "docs/serve.md must hold this table:\n{table}");
+    }
 
     #[test]
     fn every_field_once() {
