@@ -82,7 +82,7 @@ object ::= "{" ws ( member ( "," ws member )* )? "}"
 member ::= string ws ":" ws value ws
 array ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
 string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] | "\\u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] )* "\""
-number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] ( "-" | "+" )? [0-9]+ )?
 ws ::= [ \t\n]*
 xmlparams ::= ( "<parameter=" [^>\n]+ ">\n" xmlvalue "\n</parameter>\n" )*
 xmlvalue ::= ( [^<] | "<" [^/] )*
