@@ -268,6 +268,13 @@ fn constraints() -> Vec<(&'static str, &'static str, Value, Vec<Want>, Option<Va
         ("sglang-required", "sglang", json!({"tool_choice": "required"}), vec![
             ("/structural_tag#/format/elements/1/at_least_one", Some(json!(true))),
         ], call.clone(), None),
+        ("sglang-named", "sglang", json!({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}), vec![
+            ("/structural_tag#/format/elements/1/stop_after_first", Some(json!(true))),
+        ], call.clone(), None),
+        ("sglang-none", "sglang", json!({"tool_choice": "none"}), vec![("/structural_tag", None), ("/json_schema", None)], None, None),
+        ("sglang-rf-object", "sglang", json!({"response_format": {"type": "json_object"}, "chat_template_kwargs": off}), vec![
+            ("/json_schema", Some(json!("{\"type\":\"object\"}"))),
+        ], None, None),
         // llama.cpp: `json_schema`, or GBNF `grammar` (lazy after reasoning or for `auto`).
         ("llamacpp-required", "llamacpp", json!({"tool_choice": "required"}), vec![
             ("/grammar_lazy", Some(json!(true))),
@@ -280,6 +287,13 @@ fn constraints() -> Vec<(&'static str, &'static str, Value, Vec<Want>, Option<Va
             ("/grammar_triggers/0/value", Some(json!("<tool_call>"))),
         ], call.clone(), None),
         ("llamacpp-none", "llamacpp", json!({"tool_choice": "none"}), vec![("/grammar", None), ("/json_schema", None)], None, None),
+        ("llamacpp-auto", "llamacpp", json!({"tool_choice": "auto"}), vec![("/grammar", None), ("/json_schema", None)], call.clone(), None),
+        ("llamacpp-named", "llamacpp", json!({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}), vec![
+            ("/grammar_triggers/0/value", Some(json!("</think>"))),
+        ], call.clone(), None),
+        ("llamacpp-rf-object-thinking", "llamacpp", json!({"response_format": {"type": "json_object"}}), vec![
+            ("/grammar_lazy", Some(json!(true))), ("/json_schema", None),
+        ], None, None),
         ("llamacpp-rf-schema", "llamacpp", json!({"response_format": rf, "chat_template_kwargs": off}), vec![
             ("/json_schema", Some(schema())), ("/grammar", None),
         ], None, None),
@@ -293,6 +307,9 @@ fn constraints() -> Vec<(&'static str, &'static str, Value, Vec<Want>, Option<Va
         ("chat-rf-schema", "chat", json!({"response_format": rf, "tool_choice": "none"}), vec![
             ("/response_format/json_schema/schema", Some(schema())),
         ], None, Some("{\"city\":\"x\"}")),
+        ("chat-rf-object", "chat", json!({"response_format": {"type": "json_object"}, "tool_choice": "none"}), vec![
+            ("/response_format/type", Some(json!("json_object"))),
+        ], None, Some("{}")),
     ]
 }
 
@@ -301,15 +318,26 @@ fn constraint_per_backend_kind_tool_choice_and_response_format() {
     let s = setup();
     let mut seen = 0;
     for (name, model, patch, wants, call, content) in constraints() {
-        for stream in [false, true] {
+        for (stream, logprobs) in [(false, false), (true, false), (false, true), (true, true)] {
             let mut body = request(model, &patch);
             body["stream"] = json!(stream);
+            if logprobs {
+                body["logprobs"] = json!(true);
+                body["top_logprobs"] = json!(1);
+            }
             let (status, text, sent) = s.exchange(&body);
             assert_eq!(status, 200, "{name} stream={stream}: {text}");
             let sent = sent.expect("the backend was asked");
             for (path, want) in &wants {
                 assert_eq!(&at(&sent, path), want, "{name} stream={stream}: {path} in {sent}");
             }
+            let ask = match model {
+                "llamacpp" => "/n_probs",
+                _ => "/logprobs",
+            };
+            let asked = at(&sent, ask).filter(|v| v != &json!(false));
+            assert_eq!(asked.is_some(), logprobs, "{name} logprobs={logprobs}: {ask} in {sent}");
+            assert_eq!(!entries(&text, stream).is_empty(), logprobs, "{name} logprobs={logprobs}: {text}");
             let msg = &folded(&text, stream)["choices"][0]["message"];
             if let Some(c) = &call {
                 let got = &msg["tool_calls"][0]["function"];
@@ -323,7 +351,7 @@ fn constraint_per_backend_kind_tool_choice_and_response_format() {
             seen += 1;
         }
     }
-    assert_eq!(seen, 2 * constraints().len());
+    assert_eq!(seen, 4 * constraints().len());
 }
 
 /// The logprob entries of an answer, in order (a stream's chunks joined),
@@ -400,7 +428,10 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
                             ("chat", true) => assert!(!e.is_empty(), "{case}"),
                             (_, true) => assert_eq!(e.len(), total, "{case}: one entry per token"),
                             // Reasoning's tokens and its two markers are hidden.
-                            (_, false) => assert_eq!(e.len(), total - thinking - 2, "{case}: {text}"),
+                            (_, false) => {
+                                assert!(thinking > 0 && !e.is_empty(), "{case}: {text}");
+                                assert_eq!(e.len(), total - thinking - 2, "{case}: {text}");
+                            }
                         }
                         one_shot = e;
                     }
