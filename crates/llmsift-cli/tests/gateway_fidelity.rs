@@ -12,9 +12,10 @@
 //!   table of `docs/serve.md`) forwarded, done by the gateway, or refused
 //!   with a 400 naming it, on each backend kind.
 //!
-//! One replay backend and one gateway (Qwen3 tokenizer and template, `qwen3`
-//! + `hermes` parsers; served as `completions`, `completions` with SGLang's
-//! field names, `llamacpp` and `chat`) serve each test; the cases are data.
+//! One replay backend and one gateway (Qwen3 tokenizer and template, the
+//! `qwen3` and `hermes` parsers; served as `completions`, `completions` with
+//! SGLang's field names, `llamacpp` and `chat`) serve each test; the cases
+//! are data.
 
 use llmsift_serve::outbound::{Fate, FIELDS};
 use serde_json::{json, Value};
@@ -56,6 +57,8 @@ fn start(bin: &str, args: &[&str]) -> Proc {
         said.push_str(&line);
         said.push('\n');
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("{bin} did not start: {said}");
 }
 
@@ -173,7 +176,8 @@ fn folded(text: &str, stream: bool) -> Value {
     if !stream {
         return serde_json::from_str(text).expect("JSON");
     }
-    let (mut content, mut reasoning, mut calls, mut finish) = (String::new(), String::new(), Vec::<Value>::new(), None);
+    let (mut content, mut reasoning, mut calls, mut finish) =
+        (String::new(), String::new(), Vec::<Value>::new(), None);
     for c in chunks(text) {
         let ch = &c["choices"][0];
         content.push_str(ch["delta"]["content"].as_str().unwrap_or_default());
@@ -209,13 +213,18 @@ fn chunks(text: &str) -> Vec<Value> {
 
 const RF_SCHEMA: &str = "json_schema";
 
+/// A case: its name, the served model, the request's fields, what the
+/// backend must receive, the call the client must get, the content it must get.
+type Case = (&'static str, &'static str, Value, Vec<Want>, Option<Value>, Option<&'static str>);
+
 /// Backend kind × tool_choice × response_format: the request's fields, what
 /// the backend must receive, the call the client must get (if any), the
 /// content it must get (if any).
-fn constraints() -> Vec<(&'static str, &'static str, Value, Vec<Want>, Option<Value>, Option<&'static str>)> {
+fn constraints() -> Vec<Case> {
     let off = json!({"enable_thinking": false});
     let rf = json!({"type": RF_SCHEMA, "json_schema": {"name": "w", "schema": schema()}});
-    let call = Some(json!({"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"unit\": \"celsius\"}"}));
+    let call =
+        Some(json!({"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"unit\": \"celsius\"}"}));
     let guided_call = Some(json!({"name": "get_weather", "arguments": "{\"city\": \"x\"}"}));
     vec![
         // vLLM /v1/completions: `structured_outputs`.
@@ -381,8 +390,11 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
             for tools in [false, true] {
                 let mut one_shot = Vec::new();
                 for stream in [false, true] {
-                    let mut body = request(model, &json!({"logprobs": true, "top_logprobs": 2,
-                        "include_reasoning": include_reasoning, "stream": stream}));
+                    let mut body = request(
+                        model,
+                        &json!({"logprobs": true, "top_logprobs": 2,
+                        "include_reasoning": include_reasoning, "stream": stream}),
+                    );
                     if !tools {
                         body.as_object_mut().unwrap().remove("tools");
                     }
@@ -398,7 +410,10 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
                     }
                     let e = entries(&text, stream);
                     for x in &e {
-                        assert!(x["token"].is_string() && x["logprob"].is_number() && x["bytes"].is_array(), "{case}: {x}");
+                        assert!(
+                            x["token"].is_string() && x["logprob"].is_number() && x["bytes"].is_array(),
+                            "{case}: {x}"
+                        );
                         // Two asked; vLLM's completions map collapses alternatives spelled alike.
                         let top = x["top_logprobs"].as_array().map_or(0, Vec::len);
                         assert!((1..=2).contains(&top), "{case}: {x}");
@@ -409,9 +424,13 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
                             let ch = &c["choices"][0];
                             if ch["logprobs"].is_object() {
                                 let d = &ch["delta"];
-                                let produced = ["content", "reasoning", "tool_calls"].iter().any(|k| !d[k].is_null());
+                                let produced =
+                                    ["content", "reasoning", "tool_calls"].iter().any(|k| !d[k].is_null());
                                 // A token that only moved the parser (a marker) rides alone.
-                                assert!(produced || ch["logprobs"]["content"].as_array().unwrap().len() == 1, "{case}: {c}");
+                                assert!(
+                                    produced || ch["logprobs"]["content"].as_array().unwrap().len() == 1,
+                                    "{case}: {c}"
+                                );
                                 if !include_reasoning {
                                     assert!(d["reasoning"].is_null(), "{case}: {c}");
                                 }
@@ -421,7 +440,9 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
                         let v: Value = serde_json::from_str(&text).unwrap();
                         let usage = &v["usage"];
                         let total = usage["completion_tokens"].as_u64().unwrap() as usize;
-                        let thinking = usage["completion_tokens_details"]["reasoning_tokens"].as_u64().unwrap_or(0) as usize;
+                        let thinking = usage["completion_tokens_details"]["reasoning_tokens"]
+                            .as_u64()
+                            .unwrap_or(0) as usize;
                         match (model, include_reasoning) {
                             // No ids: no token can be told from reasoning.
                             ("chat", false) => assert!(e.is_empty(), "{case}: {text}"),
@@ -437,8 +458,12 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
                     }
                     let file = dir.path().join(format!("{}.txt", manifest.lines().count()));
                     std::fs::write(&file, &text).unwrap();
-                    manifest.push_str(&(json!({"name": case, "api": "chat", "stream": stream, "path": file,
-                        "include_usage": stream}).to_string() + "\n"));
+                    manifest.push_str(
+                        &(json!({"name": case, "api": "chat", "stream": stream, "path": file,
+                        "include_usage": stream})
+                        .to_string()
+                            + "\n"),
+                    );
                 }
             }
         }
@@ -449,12 +474,19 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
     let python = String::from_utf8(py.stdout).unwrap().lines().last().unwrap().to_string();
     let m = dir.path().join("manifest.jsonl");
     std::fs::write(&m, &manifest).unwrap();
-    let out = Command::new(python).arg("scripts/sdk-validate.py").arg("--manifest").arg(&m).current_dir(ROOT).output().unwrap();
+    let out = Command::new(python)
+        .arg("scripts/sdk-validate.py")
+        .arg("--manifest")
+        .arg(&m)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
     assert!(report.contains(&format!("{} documents, 0 with failures", manifest.lines().count())), "{report}");
     // The Responses API has a place for logprobs that Sift does not fill: refused, not ignored.
-    let (status, text) = s.ask_at("/v1/responses", &json!({"model": "completions", "input": "hi", "top_logprobs": 2}));
+    let (status, text) =
+        s.ask_at("/v1/responses", &json!({"model": "completions", "input": "hi", "top_logprobs": 2}));
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("\"param\":\"top_logprobs\""), "{text}");
 }
@@ -471,7 +503,9 @@ fn sample(field: &str) -> Value {
         "max_tokens" | "max_completion_tokens" => json!(50),
         "tools" => json!([tool(false)]),
         "tool_choice" => json!("none"),
-        "parallel_tool_calls" | "include_reasoning" | "skip_special_tokens" | "return_mm_kwargs" => json!(false),
+        "parallel_tool_calls" | "include_reasoning" | "skip_special_tokens" | "return_mm_kwargs" => {
+            json!(false)
+        }
         "spaces_between_special_tokens" => json!(false),
         "response_format" => json!({"type": "text"}),
         "reasoning_effort" => json!("low"),
@@ -480,15 +514,28 @@ fn sample(field: &str) -> Value {
         "user" | "request_id" | "session_id" | "cache_salt" => json!("u1"),
         "chat_template" => json!("{{ messages }}"),
         "truncation_side" => json!("left"),
-        "temperature" | "top_p" | "min_p" | "presence_penalty" | "frequency_penalty" | "length_penalty" => json!(0.5),
+        "temperature" | "top_p" | "min_p" | "presence_penalty" | "frequency_penalty" | "length_penalty" => {
+            json!(0.5)
+        }
         "repetition_penalty" => json!(1.1),
-        "top_k" | "seed" | "min_tokens" | "truncate_prompt_tokens" | "thinking_token_budget" | "priority"
-        | "stream_interval" | "prompt_logprobs" | "routed_experts_prompt_start" => json!(3),
+        "top_k"
+        | "seed"
+        | "min_tokens"
+        | "truncate_prompt_tokens"
+        | "thinking_token_budget"
+        | "priority"
+        | "stream_interval"
+        | "prompt_logprobs"
+        | "routed_experts_prompt_start" => json!(3),
         "stop" | "bad_words" => json!(["zz"]),
         "stop_token_ids" | "allowed_token_ids" => json!([9, 10]),
         "logit_bias" => json!({"15": 1.0}),
         "structured_outputs" => json!({"regex": "a+"}),
-        "repetition_detection" | "kv_transfer_params" | "ec_transfer_params" | "vllm_xargs" | "mm_processor_kwargs" => {
+        "repetition_detection"
+        | "kv_transfer_params"
+        | "ec_transfer_params"
+        | "vllm_xargs"
+        | "mm_processor_kwargs" => {
             json!({"k": 1})
         }
         "media_io_kwargs" => json!({"image": {"k": 1}}),
@@ -500,8 +547,19 @@ fn sample(field: &str) -> Value {
 /// Keys the gateway writes to a backend body itself (so a gateway field's
 /// name may be there without having been forwarded).
 const OWN_KEYS: [&str; 13] = [
-    "model", "stream", "n", "max_tokens", "messages", "tools", "tool_choice", "logprobs", "top_logprobs",
-    "skip_special_tokens", "chat_template_kwargs", "response_format", "return_token_ids",
+    "model",
+    "stream",
+    "n",
+    "max_tokens",
+    "messages",
+    "tools",
+    "tool_choice",
+    "logprobs",
+    "top_logprobs",
+    "skip_special_tokens",
+    "chat_template_kwargs",
+    "response_format",
+    "return_token_ids",
 ];
 
 #[test]
@@ -522,7 +580,10 @@ fn every_vllm_request_field_is_forwarded_done_or_refused() {
                     assert_eq!(status, 400, "{case}: {text}");
                     let e: Value = serde_json::from_str(&text).unwrap();
                     assert_eq!(e["error"]["param"], f.name, "{case}: {text}");
-                    assert!(e["error"]["message"].as_str().unwrap().contains(&format!("`{model}` backend")), "{case}");
+                    assert!(
+                        e["error"]["message"].as_str().unwrap().contains(&format!("`{model}` backend")),
+                        "{case}"
+                    );
                     assert!(sent.is_none(), "{case}: refused before the backend is asked");
                 }
                 Fate::Gateway => {
@@ -536,7 +597,9 @@ fn every_vllm_request_field_is_forwarded_done_or_refused() {
         }
     }
     // A refused field at its default asks for nothing and passes.
-    for patch in [json!({"echo": false}), json!({"spaces_between_special_tokens": true}), json!({"min_tokens": 0})] {
+    for patch in
+        [json!({"echo": false}), json!({"spaces_between_special_tokens": true}), json!({"min_tokens": 0})]
+    {
         let (status, text, _) = s.exchange(&request("llamacpp", &patch));
         assert_eq!(status, 200, "{patch}: {text}");
     }

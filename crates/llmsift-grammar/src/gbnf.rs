@@ -91,7 +91,7 @@ text ::= [^<]*
 
 /// The calls rule of a tag: one, or one or more separated by white space.
 fn calls(tag: &StructuralTag, one: bool, rules: &mut Vec<String>) -> String {
-    let items: Vec<String> = tag.tags.iter().map(|t| item(t)).collect();
+    let items: Vec<String> = tag.tags.iter().map(item).collect();
     rules.push(format!("call ::= {}", alts(&items)));
     let call = match &tag.section {
         Some(s) => {
@@ -176,7 +176,9 @@ mod tests {
         let tag = structural_tag(Family::Hermes, &[tool], StrictLevel::Parameter).unwrap();
         let g = llamacpp_grammar(&Constraint::Calls { tag, one: true }, None);
         assert!(g.triggers.is_empty());
-        assert!(g.grammar.starts_with("root ::= call\ncall ::= ( \"<tool_call>\" \"\\n{\\\"name\\\": \\\"f\\\""));
+        assert!(g
+            .grammar
+            .starts_with("root ::= call\ncall ::= ( \"<tool_call>\" \"\\n{\\\"name\\\": \\\"f\\\""));
         let g = llamacpp_grammar(&Constraint::JsonObject, Some("</think>"));
         assert_eq!(g.triggers, ["</think>"]);
         assert!(g.grammar.starts_with("root ::= \"</think>\" ws ws object ws\n"));

@@ -40,11 +40,11 @@ pub mod tag;
 pub mod xgrammar;
 
 pub use constraint::{forced_constraint, request_constraint, response_format_constraint, Constraint};
-pub use gbnf::{llamacpp_grammar, Gbnf};
-pub use xgrammar::structural_tag_json;
 pub use error::GrammarError;
 pub use family::Family;
+pub use gbnf::{llamacpp_grammar, Gbnf};
 pub use lark::{json_schema_lark, structural_tag_lark, tag_lark, Calls, LarkOptions};
 pub use schema::{named_schema, required_schema};
 pub use start::{grammar_start, grammar_start_scan, GrammarStart};
 pub use tag::{pieces_text, structural_tag, Content, Piece, Section, StrictLevel, StructuralTag, Tag};
+pub use xgrammar::structural_tag_json;

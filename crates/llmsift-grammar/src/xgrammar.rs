@@ -117,7 +117,10 @@ mod tests {
         assert_eq!(v["format"]["elements"][0]["end"], "</think>");
         let calls = &v["format"]["elements"][1];
         assert_eq!(calls["type"], "triggered_tags");
-        assert_eq!((calls["at_least_one"].clone(), calls["stop_after_first"].clone()), (json!(true), json!(true)));
+        assert_eq!(
+            (calls["at_least_one"].clone(), calls["stop_after_first"].clone()),
+            (json!(true), json!(true))
+        );
         assert_eq!(calls["tags"][0]["begin"], "<tool_call>\n{\"name\": \"f\", \"arguments\": ");
         assert_eq!(calls["tags"][0]["content"]["json_schema"]["properties"]["x"]["type"], "integer");
     }

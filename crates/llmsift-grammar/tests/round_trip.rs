@@ -41,7 +41,9 @@ fn checked(tool_choice: Value, parallel: bool, strict: bool) -> CheckedRequest {
 fn call_text(tag: &StructuralTag) -> String {
     let t = tag.tags_for("get_weather").next().expect("a get_weather tag");
     let args = match &t.content {
-        Content::XmlParameters { .. } => "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n".into(),
+        Content::XmlParameters { .. } => {
+            "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n".into()
+        }
         _ => ARGS.to_string(),
     };
     let call = format!("{}{args}{}", t.begin_text(), t.end_text());
@@ -120,16 +122,26 @@ fn accepts_everywhere(c: &Constraint, sample: &str, args: &str, what: &str) {
         };
         let lark = c.to_lark(&LarkOptions::text().with_after(after.map(Piece::text)));
         bytes.compile(&lark).unwrap_or_else(|e| panic!("{what}: Lark does not compile: {e}\n{lark}"));
-        assert!(bytes.accepts(&lark, &text).unwrap(), "{what} after={after:?}: Lark rejects {text:?}\n{lark}");
+        assert!(
+            bytes.accepts(&lark, &text).unwrap(),
+            "{what} after={after:?}: Lark rejects {text:?}\n{lark}"
+        );
         // llama.cpp: a JSON schema from the first token goes as `json_schema`.
         if llmsift_grammar::Gbnf::json_schema(c, after).is_none() {
             let g = llamacpp_grammar(c, after);
             let lark = gbnf_lark(&g.grammar);
-            bytes.compile(&lark).unwrap_or_else(|e| panic!("{what}: GBNF does not compile: {e}\n{}", g.grammar));
+            bytes
+                .compile(&lark)
+                .unwrap_or_else(|e| panic!("{what}: GBNF does not compile: {e}\n{}", g.grammar));
             // A lazy grammar matches from its trigger on.
             let from = g.triggers.iter().filter_map(|t| text.find(t.as_str())).min().unwrap_or(0);
             let from = if g.triggers.is_empty() { 0 } else { from };
-            assert!(bytes.accepts(&lark, &text[from..]).unwrap(), "{what} after={after:?}: GBNF rejects {:?}\n{}", &text[from..], g.grammar);
+            assert!(
+                bytes.accepts(&lark, &text[from..]).unwrap(),
+                "{what} after={after:?}: GBNF rejects {:?}\n{}",
+                &text[from..],
+                g.grammar
+            );
         }
         let doc = structural_tag_json(c, after);
         let mut found = Vec::new();
@@ -145,7 +157,8 @@ fn accepts_everywhere(c: &Constraint, sample: &str, args: &str, what: &str) {
 fn parsed(parser: &str, req: &CheckedRequest, choice: ToolChoice, text: &str) -> (String, Value) {
     let f = Registry::builtin().factory(None, Some(parser)).unwrap();
     let tools = serde_json::to_value(&req.tools).unwrap();
-    let core = Request { tools: Arc::new(Tools::from_json(&tools)), tool_choice: choice, ..Request::default() };
+    let core =
+        Request { tools: Arc::new(Tools::from_json(&tools)), tool_choice: choice, ..Request::default() };
     let m = f.parse(&core, text, None);
     let call = m.tool_calls.first().unwrap_or_else(|| panic!("{parser}: no call in {text:?}: {m:?}"));
     (call.name.clone(), serde_json::from_str(&call.arguments).unwrap())
@@ -173,7 +186,11 @@ fn each_family_and_tool_choice_compiles_accepts_and_parses_back() {
             let what = format!("{family:?} {label}");
             accepts_everywhere(&c, &sample, r#"{"city": "Paris", "days": 3}"#, &what);
             let (name, args) = parsed(family.parser_name(), &req, core_choice, &sample);
-            assert_eq!((name.as_str(), args), ("get_weather", json!({"city": "Paris", "days": 3})), "{what}: {sample:?}");
+            assert_eq!(
+                (name.as_str(), args),
+                ("get_weather", json!({"city": "Paris", "days": 3})),
+                "{what}: {sample:?}"
+            );
             n += 1;
         }
     }

@@ -230,7 +230,8 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     };
     checked.prompt = prompt.clone();
     let empty = serde_json::Map::new();
-    let sampling = crate::outbound::fields(&model, &checked, body.as_object().unwrap_or(&empty), prompt.as_deref())?;
+    let sampling =
+        crate::outbound::fields(&model, &checked, body.as_object().unwrap_or(&empty), prompt.as_deref())?;
     crate::outbound::settle(&model, &mut checked, &sampling);
     let gen = GenRequest {
         model: model.backend_model.clone(),
@@ -409,7 +410,8 @@ fn one_shot(
             .iter()
             .map(|c| {
                 let (text, ids) = c.output(model, skip);
-                let lps = req.logprobs.then(|| c.logprobs(model, skip, req.top_logprobs.unwrap_or(0))).flatten();
+                let lps =
+                    req.logprobs.then(|| c.logprobs(model, skip, req.top_logprobs.unwrap_or(0))).flatten();
                 ChoiceProcessor::new(&model.factory, req, &model.opts).complete(
                     &text,
                     ids.as_deref(),

@@ -111,7 +111,8 @@ impl Output {
         // delta that token produced (reasoning or content).
         let split = chunk.logprobs.as_ref().zip(chunk.ids.as_ref()).is_some_and(|(l, i)| l.len() == i.len());
         if split && choice.detok.is_some() && chunk.ids.as_ref().is_some_and(|i| i.len() > 1) {
-            let (ids, lps) = (chunk.ids.take().unwrap_or_default(), chunk.logprobs.take().unwrap_or_default());
+            let (ids, lps) =
+                (chunk.ids.take().unwrap_or_default(), chunk.logprobs.take().unwrap_or_default());
             let n = ids.len();
             let mut out = Vec::new();
             for (k, (id, lp)) in ids.into_iter().zip(lps).enumerate() {
@@ -321,8 +322,8 @@ impl Collected {
 /// their logprob entries (one per id, when they match) go with them.
 fn kept(model: &Model, skip: bool, ids: Vec<u32>, lps: Option<Vec<Value>>) -> (Vec<u32>, Option<Vec<Value>>) {
     let Some(v) = model.view.as_ref().filter(|_| skip) else { return (ids, lps) };
-    let lps = lps.filter(|l| l.len() == ids.len()).map(|l| {
-        l.into_iter().zip(&ids).filter(|(_, i)| !v.is_special(**i)).map(|(e, _)| e).collect()
-    });
+    let lps = lps
+        .filter(|l| l.len() == ids.len())
+        .map(|l| l.into_iter().zip(&ids).filter(|(_, i)| !v.is_special(**i)).map(|(e, _)| e).collect());
     (ids.into_iter().filter(|&i| !v.is_special(i)).collect(), lps)
 }

@@ -257,9 +257,8 @@ pub fn constraint(
     body: &Map<String, Value>,
     prompt: Option<&str>,
 ) -> Result<Option<(Constraint, Option<String>)>, ApiError> {
-    let grammar_err = |e: llmsift_grammar::GrammarError| {
-        ApiError::bad_request(e.message(), e.param().map(str::to_string))
-    };
+    let grammar_err =
+        |e: llmsift_grammar::GrammarError| ApiError::bad_request(e.message(), e.param().map(str::to_string));
     let rf = response_format_constraint(body.get("response_format")).map_err(grammar_err)?;
     let family = model.parsers.1.as_deref().and_then(Family::from_parser_name);
     let c = match rf {
@@ -350,7 +349,8 @@ pub fn markdown_table() -> String {
         Fate::Forward(n) => format!("`{n}`"),
         Fate::Refuse => "400".to_string(),
     };
-    let mut out = String::from("| field | `completions` | `llamacpp` | `chat` |\n| --- | --- | --- | --- |\n");
+    let mut out =
+        String::from("| field | `completions` | `llamacpp` | `chat` |\n| --- | --- | --- | --- |\n");
     for f in FIELDS {
         out.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
@@ -371,7 +371,8 @@ mod tests {
     /// checked end to end by `crates/llmsift-cli/tests/gateway_fidelity.rs`).
     #[test]
     fn the_docs_table_is_the_code_table() {
-        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/serve.md")).unwrap();
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/serve.md")).unwrap();
         let table = markdown_table();
         assert!(doc.contains(&table), "docs/serve.md must hold this table:\n{table}");
     }

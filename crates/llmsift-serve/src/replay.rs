@@ -277,7 +277,8 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
     let guided = if wire == Wire::Chat { guided_text(&req) } else { None };
     let (ids, cut) = replay_ids(&view, guided.as_deref().unwrap_or(rec.output(tools)), max);
     let lp = LogprobAsk::of(wire, &req);
-    let frames = frames(wire, &view, &ids, cut, n, s.opts.chunk_tokens.max(1), rec.name.as_str(), lp);
+    let framing = Framing { n, per: s.opts.chunk_tokens.max(1), model: rec.name.as_str(), logprobs: lp };
+    let frames = frames(wire, &view, &ids, cut, &framing);
     let frames = inject(frames, fault);
     s.stats.started.fetch_add(1, Ordering::SeqCst);
     let guard = Guard { stats: s.stats.clone(), done: false };
@@ -338,16 +339,20 @@ fn data(v: &Value) -> String {
     format!("data: {v}\n\n")
 }
 
-fn frames(
-    wire: Wire,
-    view: &TokenizerView,
-    ids: &[u32],
-    cut: bool,
+/// How a reply is cut into frames.
+struct Framing<'a> {
+    /// Choices.
     n: u32,
+    /// Tokens per frame.
     per: usize,
-    model: &str,
-    lp: Option<LogprobAsk>,
-) -> Vec<String> {
+    /// The model name the frames carry.
+    model: &'a str,
+    /// The logprobs asked for, if any.
+    logprobs: Option<LogprobAsk>,
+}
+
+fn frames(wire: Wire, view: &TokenizerView, ids: &[u32], cut: bool, how: &Framing) -> Vec<String> {
+    let (n, per, model, lp) = (how.n, how.per, how.model, how.logprobs);
     let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let finish = if cut { "length" } else { "stop" };
     let mut out = Vec::new();
@@ -436,12 +441,15 @@ impl LogprobAsk {
     }
 }
 
+/// A token, its logprob, and its alternatives (ids and logprobs).
+type TokenLogprobs = (u32, f64, Vec<(u32, f64)>);
+
 /// The log probabilities of the tokens `ids` (the output's tokens from
 /// position `at` on), in `wire`'s shape.
 fn logprob_frames(wire: Wire, view: &TokenizerView, ids: &[u32], at: usize, ask: LogprobAsk) -> Value {
     let token = |id: u32| if ask.as_ids { format!("token_id:{id}") } else { view.decode(&[id]) };
     let lp = |k: usize| -((k % 4 + 1) as f64) / 4.0;
-    let per: Vec<(u32, f64, Vec<(u32, f64)>)> = ids
+    let per: Vec<TokenLogprobs> = ids
         .iter()
         .enumerate()
         .map(|(j, &id)| {
@@ -528,11 +536,8 @@ fn sample(schema: &Value) -> Value {
         _ => {
             let req = schema.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
             let props = &schema["properties"];
-            let obj: serde_json::Map<String, Value> = req
-                .iter()
-                .filter_map(Value::as_str)
-                .map(|k| (k.to_string(), sample(&props[k])))
-                .collect();
+            let obj: serde_json::Map<String, Value> =
+                req.iter().filter_map(Value::as_str).map(|k| (k.to_string(), sample(&props[k]))).collect();
             Value::Object(obj)
         }
     }

@@ -97,16 +97,23 @@ mod tests {
         let vllm = json!({"tokens": ["a", "é"], "token_logprobs": [-0.5, null],
             "top_logprobs": [{"b": -2.0, "a": -0.5}, null], "text_offset": [0, 1]});
         let e = entries(BackendKind::Completions, &vllm).unwrap();
-        assert_eq!(e[0], json!({"token": "a", "logprob": -0.5, "bytes": [97],
-            "top_logprobs": [{"token": "a", "logprob": -0.5, "bytes": [97]}, {"token": "b", "logprob": -2.0, "bytes": [98]}]}));
+        assert_eq!(
+            e[0],
+            json!({"token": "a", "logprob": -0.5, "bytes": [97],
+            "top_logprobs": [{"token": "a", "logprob": -0.5, "bytes": [97]}, {"token": "b", "logprob": -2.0, "bytes": [98]}]})
+        );
         assert_eq!(e[1]["logprob"], -9999.0);
         assert_eq!(e[1]["bytes"], json!([195, 169]));
         let llama = json!([{"id": 1, "token": "x", "logprob": -1.0, "bytes": [120],
             "top_logprobs": [{"id": 1, "token": "x", "logprob": -1.0, "bytes": [120]}]}]);
         let e = entries(BackendKind::Llamacpp, &llama).unwrap();
         assert_eq!(e[0]["top_logprobs"][0]["token"], "x");
-        let mut e = entries(BackendKind::Chat, &json!({"content": [{"token": "y", "logprob": -1.0,
-            "bytes": [121], "top_logprobs": [{"token": "y", "logprob": -1.0, "bytes": [121]}]}]})).unwrap();
+        let mut e = entries(
+            BackendKind::Chat,
+            &json!({"content": [{"token": "y", "logprob": -1.0,
+            "bytes": [121], "top_logprobs": [{"token": "y", "logprob": -1.0, "bytes": [121]}]}]}),
+        )
+        .unwrap();
         truncate(&mut e, 0);
         assert_eq!(e[0]["top_logprobs"], json!([]));
         assert_eq!(entries(BackendKind::Completions, &json!({"tokens": [1]})), None);

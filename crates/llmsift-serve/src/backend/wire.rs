@@ -184,7 +184,14 @@ fn lenient(kind: BackendKind, data: &str) -> Result<Vec<Chunk>, Bad> {
         let text = v.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
         let logprobs =
             v.get("completion_probabilities").and_then(|l| logprobs::entries(BackendKind::Llamacpp, l));
-        return Ok(vec![Chunk { index: 0, text, ids: ids(v.get("tokens")), finish, logprobs, received: None }]);
+        return Ok(vec![Chunk {
+            index: 0,
+            text,
+            ids: ids(v.get("tokens")),
+            finish,
+            logprobs,
+            received: None,
+        }]);
     }
     let choices = v.get("choices").and_then(Value::as_array).into_iter().flatten();
     let chunks = choices.map(|c| {
