@@ -7,6 +7,12 @@
 //! text is flushed (delivered without a finish reason), then one error
 //! event, then (Chat Completions) `data: [DONE]`.
 //!
+//! With logprobs, a chunk whose ids each have an entry is fed to the parser
+//! token by token, so each entry rides on the delta its token produced
+//! (the protocol layer drops reasoning's with `include_reasoning: false`);
+//! the one-shot answer's entries are all of them in order, so they are the
+//! stream's joined.
+//!
 //! Invariants: the text parsed is the detokenization of the backend's ids
 //! when the model has a tokenizer and the backend sent ids (markers then
 //! match by id), else the backend's text; the one-shot answer is built by
