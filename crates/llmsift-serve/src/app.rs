@@ -387,6 +387,10 @@ fn render(
     if let Some(k) = &checked.chat_template_kwargs {
         r = r.with_kwargs(k.clone());
     }
+    // vLLM passes `reasoning_effort` to the template too (gpt-oss reads it).
+    if let Some(e) = checked.reasoning_effort.as_ref().filter(|_| !r.kwargs.contains_key("reasoning_effort")) {
+        r = r.with_kwarg("reasoning_effort", Value::String(e.clone()));
+    }
     t.render(&r).map(Some).map_err(|e| {
         ApiError::bad_request(format!("the chat template refused the request: {e}"), Some("messages".into()))
     })
