@@ -388,7 +388,8 @@ fn render(
         r = r.with_kwargs(k.clone());
     }
     // vLLM passes `reasoning_effort` to the template too (gpt-oss reads it).
-    if let Some(e) = checked.reasoning_effort.as_ref().filter(|_| !r.kwargs.contains_key("reasoning_effort")) {
+    let effort = checked.reasoning_effort.as_ref().filter(|_| !r.kwargs.contains_key("reasoning_effort"));
+    if let Some(e) = effort {
         r = r.with_kwarg("reasoning_effort", Value::String(e.clone()));
     }
     t.render(&r).map(Some).map_err(|e| {
