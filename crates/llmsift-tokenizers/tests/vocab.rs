@@ -79,6 +79,18 @@ fn llama3_1_markers() {
     split("llama3_1", "<|python_tag|>", 6);
 }
 
+/// Llama 3.1/3.2/3.3's published added tokens (the models' `tokenizer_config.json`
+/// `added_tokens_decoder`): every marker a Llama parser reads is one token.
+#[test]
+fn llama3_2_markers() {
+    single("llama3_2", "<|python_tag|>", 128010);
+    single("llama3_2", "<|eom_id|>", 128008);
+    single("llama3_2", "<|eot_id|>", 128009);
+    single("llama3_2", "<|start_header_id|>", 128006);
+    single("llama3_2", "<|end_header_id|>", 128007);
+    single("llama3_2", "<|finetune_right_pad_id|>", 128004);
+}
+
 #[test]
 fn encode_recognises_markers_inside_text() {
     let t = tok("qwen3");
