@@ -12,6 +12,7 @@
 //! parser, a tokenizer lacking a marker) gets an `error`, never a panic.
 
 mod answer;
+mod carry;
 mod case;
 mod roundtrip;
 mod run;
@@ -20,6 +21,7 @@ mod splits;
 mod tokspec;
 
 pub use answer::{delta_json, message_json, Answer};
+pub use carry::check_carried;
 pub use case::{Case, StreamSpec};
 pub use roundtrip::{roundtrip, Roundtrip};
 pub use run::{read_request, skips_special, stream_chunks, Runner};

@@ -30,6 +30,7 @@
 
 mod after_call;
 pub mod anthropic;
+pub mod carry;
 pub mod chat;
 pub mod check;
 pub mod error;
