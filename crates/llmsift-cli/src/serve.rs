@@ -129,6 +129,7 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
             tool_call_parser: a.tool_call_parser.clone(),
             enable_auto_tool_choice: a.enable_auto_tool_choice,
             recording: None,
+            guided_fields: Default::default(),
         });
     }
     Ok(c)

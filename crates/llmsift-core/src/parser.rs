@@ -93,6 +93,12 @@ pub struct Request {
     /// string) the parser holds the whole output and answers at its end;
     /// other formats stream as usual. `docs/deviations.md` lists them.
     pub vllm_one_shot: bool,
+    /// Read `tool_choice: "required"` and named functions as vLLM's JSON
+    /// answer (a list of `{"name", "parameters"}`, or the arguments), also
+    /// for a family that writes forced calls in its own format: the output
+    /// came from a backend that guided it to that JSON itself (a chat
+    /// backend given `tool_choice`).
+    pub choice_as_json: bool,
 }
 
 impl Default for Request {
@@ -108,6 +114,7 @@ impl Default for Request {
             id_seed: None,
             vllm_text_loss: false,
             vllm_one_shot: false,
+            choice_as_json: false,
         }
     }
 }
@@ -297,7 +304,7 @@ impl ParserFactory {
         let mut suppress = false;
         let mut named = None;
         let mut choice = None;
-        let native = self.native.calls.native_required && has_tools;
+        let native = self.native.calls.native_required && has_tools && !req.choice_as_json;
         if self.native.calls.need_tools && req.tools.is_empty() && has_tools {
             suppress = true;
         }

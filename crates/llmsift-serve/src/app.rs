@@ -223,12 +223,16 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     let messages = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
     let tools: Option<Vec<Value>> =
         body.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()).cloned();
-    let prompt = render(&model, &messages, tools.as_ref(), &checked)?;
+    let prompt = render(&model, &messages, tools.as_ref(), &checked, &body)?;
     let prompt_tokens = match (&prompt, &model.view) {
         (Some(p), Some(v)) => v.encode(p).map_or(0, |ids| ids.len() as u64),
         _ => 0,
     };
     checked.prompt = prompt.clone();
+    let empty = serde_json::Map::new();
+    let sampling =
+        crate::outbound::fields(&model, &checked, body.as_object().unwrap_or(&empty), prompt.as_deref())?;
+    crate::outbound::settle(&model, &mut checked, &sampling);
     let gen = GenRequest {
         model: model.backend_model.clone(),
         prompt: prompt.filter(|_| model.kind != BackendKind::Chat),
@@ -236,10 +240,7 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         tools,
         max_tokens: checked.max_tokens,
         n: checked.n.max(1),
-        sampling: inbound::SAMPLING
-            .iter()
-            .filter_map(|k| Some((k.to_string(), body.get(*k)?.clone())))
-            .collect(),
+        sampling,
         chat_template_kwargs: checked.chat_template_kwargs.clone(),
     };
     let prefix = match api {
@@ -371,9 +372,15 @@ fn render(
     messages: &[Value],
     tools: Option<&Vec<Value>>,
     checked: &llmsift_protocol::CheckedRequest,
+    body: &Value,
 ) -> Result<Option<String>, ApiError> {
     let Some(t) = &model.templates else { return Ok(None) };
     let mut r = RenderRequest::new(messages.to_vec());
+    // vLLM renders with `add_generation_prompt` true unless the request says otherwise.
+    r = r.with_generation_prompt(body.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(true));
+    if let Some(d) = body.get("documents").and_then(Value::as_array) {
+        r = r.with_documents(d.clone());
+    }
     if let Some(tools) = tools {
         r = r.with_tools(tools.clone());
     }
@@ -403,10 +410,12 @@ fn one_shot(
             .iter()
             .map(|c| {
                 let (text, ids) = c.output(model, skip);
+                let lps =
+                    req.logprobs.then(|| c.logprobs(model, skip, req.top_logprobs.unwrap_or(0))).flatten();
                 ChoiceProcessor::new(&model.factory, req, &model.opts).complete(
                     &text,
                     ids.as_deref(),
-                    None,
+                    lps,
                     reason(c),
                 )
             })

@@ -72,6 +72,20 @@ pub struct ModelConfig {
     pub enable_auto_tool_choice: bool,
     /// Demo only: the recording replayed (a file under `examples/demo/`, by name).
     pub recording: Option<String>,
+    /// `completions` only: the field names the decoding constraint is sent
+    /// under (`vllm`: `structured_outputs`; `sglang`: SGLang's own).
+    pub guided_fields: GuidedFields,
+}
+
+/// Whose names a `completions` backend takes for decoding constraints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidedFields {
+    /// vLLM 0.34's `structured_outputs` object (`json`, `json_object`, `structural_tag`).
+    #[default]
+    Vllm,
+    /// SGLang's `json_schema` and `structural_tag` (JSON text).
+    Sglang,
 }
 
 /// Limits and timeouts.

@@ -36,12 +36,13 @@ pub mod error;
 pub mod inbound;
 pub mod metrics;
 pub mod models;
+pub mod outbound;
 pub mod recording;
 pub mod replay;
 pub mod stamps;
 
 pub use app::{app, AppState};
-pub use config::{BackendKind, Config, Limits, ModelConfig};
+pub use config::{BackendKind, Config, GuidedFields, Limits, ModelConfig};
 pub use error::{ApiError, ServeError};
 pub use models::Models;
 
