@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod models;
 pub mod recording;
 pub mod replay;
+pub mod scaleout;
 pub mod stamps;
 
 pub use app::{app, AppState};
@@ -56,8 +57,12 @@ pub async fn serve(
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
     let models = Models::build(&config)?;
-    let state =
+    let mut state =
         AppState::new(models, config.limits.clone(), config.api_key.clone(), config.allowed_origins.clone());
+    if let Some(k) = &config.state_key {
+        let key = llmsift_protocol::carry::StateKey::new(k).map_err(ServeError::Config)?;
+        state = state.with_state_key(key);
+    }
     if config.stamps {
         state.0.stamps.enable();
     }
