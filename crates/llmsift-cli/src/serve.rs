@@ -57,7 +57,7 @@ pub struct ServeArgs {
     /// Clients must send `Authorization: Bearer KEY` on /v1/* (401 otherwise); also $SIFT_API_KEY. [vLLM: --api-key]
     #[arg(long)]
     pub api_key: Option<String>,
-    /// The key replicas share to seal the scale-out derender's carried `stream_state` (at least 16 bytes); also $SIFT_STATE_KEY. Default: a random key per process.
+    /// The key replicas share to seal the scale-out derender's carried `stream_state` (at least 16 bytes); also $SIFT_STATE_KEY. Default: a random key per process. [Sift only]
     #[arg(long)]
     pub state_key: Option<String>,
     /// CORS origins, as a JSON list or comma-separated (default: CORS off). [vLLM: --allowed-origins]
