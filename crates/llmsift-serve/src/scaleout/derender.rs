@@ -131,8 +131,6 @@ fn chat_request(model: &Model, view: &TokenizerView, b: &Map<String, Value>) -> 
     let mut checked = req.check_with(&model.check)?;
     let prompt = token_ids(b.get("prompt_token_ids"), "prompt_token_ids")?;
     checked.prompt = prompt.map(|ids| view.decode(&ids));
-    // Carried ids come from the state; a fresh request's are random per process.
-    checked.stream = false;
     Ok(checked)
 }
 
