@@ -129,7 +129,8 @@ fn chat_request(model: &str) -> Value {
 /// The folded chunks: reasoning, content, calls (name, arguments; ids must
 /// be one per call and stable), finish reason and usage.
 fn fold(chunks: &[Value]) -> Value {
-    let (mut r, mut c, mut calls, mut fin, mut usage) = (String::new(), String::new(), vec![], Value::Null, Value::Null);
+    let (mut r, mut c, mut calls, mut fin, mut usage) =
+        (String::new(), String::new(), vec![], Value::Null, Value::Null);
     let mut ids: Vec<String> = vec![];
     for ch in chunks {
         for choice in ch["choices"].as_array().into_iter().flatten() {
@@ -158,7 +159,15 @@ fn fold(chunks: &[Value]) -> Value {
     json!({"reasoning": r, "content": c, "calls": calls, "finish": fin, "usage": usage})
 }
 
-fn chunk_body(model: &str, prompt: &[u64], req: &Value, rid: &str, ids: &[u32], last: bool, state: &Value) -> Value {
+fn chunk_body(
+    model: &str,
+    prompt: &[u64],
+    req: &Value,
+    rid: &str,
+    ids: &[u32],
+    last: bool,
+    state: &Value,
+) -> Value {
     json!({
         "stream": true,
         "model": model,
@@ -171,12 +180,25 @@ fn chunk_body(model: &str, prompt: &[u64], req: &Value, rid: &str, ids: &[u32], 
 }
 
 /// Streams `out` in `size`-token chunks, call `k` going to `replicas[k % n]`.
-fn stream(replicas: &[&Proc], model: &str, prompt: &[u64], req: &Value, rid: &str, out: &[u32], size: usize) -> (Vec<Value>, usize) {
+fn stream(
+    replicas: &[&Proc],
+    model: &str,
+    prompt: &[u64],
+    req: &Value,
+    rid: &str,
+    out: &[u32],
+    size: usize,
+) -> (Vec<Value>, usize) {
     let (mut state, mut chunks, mut largest) = (Value::Null, vec![], 0);
     let parts: Vec<&[u32]> = out.chunks(size).collect();
     for (k, part) in parts.iter().enumerate() {
         let body = chunk_body(model, prompt, req, rid, part, k + 1 == parts.len(), &state);
-        let v = call(replicas[k % replicas.len()], "/v1/chat/completions/derender", "chat_derender_stream", &body);
+        let v = call(
+            replicas[k % replicas.len()],
+            "/v1/chat/completions/derender",
+            "chat_derender_stream",
+            &body,
+        );
         state = v["stream_state"].clone();
         largest = largest.max(state["sift_state"].as_str().unwrap().len());
         chunks.push(v["chunk"].clone());
@@ -185,7 +207,8 @@ fn stream(replicas: &[&Proc], model: &str, prompt: &[u64], req: &Value, rid: &st
 }
 
 fn tokenize(tokenizer: &str, text: &str) -> Vec<u32> {
-    let view = llmsift_tokenizers::TokenizerView::named(tokenizer).expect("tokenizer (scripts/fetch-assets.sh)");
+    let view =
+        llmsift_tokenizers::TokenizerView::named(tokenizer).expect("tokenizer (scripts/fetch-assets.sh)");
     view.encode(text).unwrap()
 }
 
@@ -195,14 +218,20 @@ fn a_generation_through_two_replicas_is_the_one_process_answer() {
     for demo in demos() {
         let req = chat_request(&demo.name);
         let g = call(&a, "/v1/chat/completions/render", "chat_render", &req);
-        let prompt: Vec<u64> = g["token_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        let prompt: Vec<u64> =
+            g["token_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
         assert!(!prompt.is_empty(), "{}: {g}", demo.name);
         let out = tokenize(&demo.tokenizer, &demo.output);
-        let whole = call(&a, "/v1/chat/completions/derender", "chat_derender", &json!({
-            "model": demo.name,
-            "generate_response": {"request_id": "whole", "choices": [{"index": 0, "token_ids": out, "finish_reason": "stop"}]},
-            "prompt_tokens": prompt.len(), "prompt_token_ids": prompt, "chat_request": req,
-        }));
+        let whole = call(
+            &a,
+            "/v1/chat/completions/derender",
+            "chat_derender",
+            &json!({
+                "model": demo.name,
+                "generate_response": {"request_id": "whole", "choices": [{"index": 0, "token_ids": out, "finish_reason": "stop"}]},
+                "prompt_tokens": prompt.len(), "prompt_token_ids": prompt, "chat_request": req,
+            }),
+        );
         let m = &whole["choices"][0]["message"];
         for size in [1, 4] {
             let (one, _) = stream(&[&a], &demo.name, &prompt, &req, "one", &out, size);
@@ -210,11 +239,25 @@ fn a_generation_through_two_replicas_is_the_one_process_answer() {
             let (f1, f2) = (fold(&one), fold(&two));
             assert_eq!(f1, f2, "{} in {size}-token chunks: two replicas differ from one", demo.name);
             assert_eq!(one.len(), two.len());
-            let calls: Vec<Value> = m["tool_calls"].as_array().into_iter().flatten()
-                .map(|t| json!([t["function"]["name"], t["function"]["arguments"]])).collect();
+            let calls: Vec<Value> = m["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| json!([t["function"]["name"], t["function"]["arguments"]]))
+                .collect();
             assert_eq!(f2["calls"], json!(calls), "{}: streamed calls = the whole answer's", demo.name);
-            assert_eq!(f2["reasoning"].as_str().unwrap(), m["reasoning"].as_str().unwrap_or_default(), "{}", demo.name);
-            assert_eq!(f2["content"].as_str().unwrap(), m["content"].as_str().unwrap_or_default(), "{}", demo.name);
+            assert_eq!(
+                f2["reasoning"].as_str().unwrap(),
+                m["reasoning"].as_str().unwrap_or_default(),
+                "{}",
+                demo.name
+            );
+            assert_eq!(
+                f2["content"].as_str().unwrap(),
+                m["content"].as_str().unwrap_or_default(),
+                "{}",
+                demo.name
+            );
             assert_eq!(f2["finish"], whole["choices"][0]["finish_reason"], "{}", demo.name);
             assert_eq!(f2["usage"]["completion_tokens"], json!(out.len()), "{}", demo.name);
             assert!(largest <= 2048, "{}: a state of {largest} bytes", demo.name);
@@ -232,7 +275,8 @@ fn midway(p: &Proc) -> (Value, Vec<u64>, Value, Vec<u32>) {
     let mut state = Value::Null;
     for k in 0..2 {
         let body = chunk_body("qwen3-demo", &prompt, &req, "r1", &out[k * 4..k * 4 + 4], false, &state);
-        state = call(p, "/v1/chat/completions/derender", "chat_derender_stream", &body)["stream_state"].clone();
+        state =
+            call(p, "/v1/chat/completions/derender", "chat_derender_stream", &body)["stream_state"].clone();
     }
     (state, prompt, req, out)
 }
@@ -289,34 +333,59 @@ fn every_render_and_the_completions_derender_fit_the_schemas() {
     let a = replica(KEY);
     let chat = chat_request("qwen3-demo");
     call(&a, "/v1/chat/completions/render", "chat_render", &chat);
-    call(&a, "/v1/messages/render", "messages_render", &json!({
-        "model": "qwen3-demo", "max_tokens": 64,
-        "messages": [{"role": "user", "content": "What's the weather in Paris?"}],
-        "tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}],
-    }));
-    call(&a, "/v1/responses/render", "responses_render", &json!({
-        "model": "qwen3-demo", "input": "What's the weather in Paris?", "max_output_tokens": 64,
-    }));
-    let gens = call(&a, "/v1/completions/render", "completions_render", &json!({
-        "model": "qwen3-demo", "prompt": ["Once upon", "a time"], "max_tokens": 8,
-    }));
+    call(
+        &a,
+        "/v1/messages/render",
+        "messages_render",
+        &json!({
+            "model": "qwen3-demo", "max_tokens": 64,
+            "messages": [{"role": "user", "content": "What's the weather in Paris?"}],
+            "tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+        }),
+    );
+    call(
+        &a,
+        "/v1/responses/render",
+        "responses_render",
+        &json!({
+            "model": "qwen3-demo", "input": "What's the weather in Paris?", "max_output_tokens": 64,
+        }),
+    );
+    let gens = call(
+        &a,
+        "/v1/completions/render",
+        "completions_render",
+        &json!({
+            "model": "qwen3-demo", "prompt": ["Once upon", "a time"], "max_tokens": 8,
+        }),
+    );
     assert_eq!(gens.as_array().unwrap().len(), 2);
     let out = tokenize("qwen3", " there was a crab 🦀 named Ferris.");
-    let whole = call(&a, "/v1/completions/derender", "completions_derender", &json!({
-        "model": "qwen3-demo",
-        "generate_responses": [{"request_id": "c1", "choices": [{"index": 0, "token_ids": out, "finish_reason": "length"}]}],
-        "prompt_tokens": [2],
-    }));
+    let whole = call(
+        &a,
+        "/v1/completions/derender",
+        "completions_derender",
+        &json!({
+            "model": "qwen3-demo",
+            "generate_responses": [{"request_id": "c1", "choices": [{"index": 0, "token_ids": out, "finish_reason": "length"}]}],
+            "prompt_tokens": [2],
+        }),
+    );
     let text = whole["choices"][0]["text"].as_str().unwrap().to_string();
     assert_eq!(text, " there was a crab 🦀 named Ferris.");
     let (mut state, mut streamed) = (Value::Null, String::new());
     for (k, part) in out.chunks(1).enumerate() {
-        let v = call(&a, "/v1/completions/derender", "completions_derender_stream", &json!({
-            "stream": true, "model": "qwen3-demo",
-            "generate_chunk": {"request_id": "c1", "choices": [{"index": 0, "token_ids": part,
-                "finish_reason": if k + 1 == out.len() { json!("length") } else { Value::Null }}]},
-            "stream_state": state,
-        }));
+        let v = call(
+            &a,
+            "/v1/completions/derender",
+            "completions_derender_stream",
+            &json!({
+                "stream": true, "model": "qwen3-demo",
+                "generate_chunk": {"request_id": "c1", "choices": [{"index": 0, "token_ids": part,
+                    "finish_reason": if k + 1 == out.len() { json!("length") } else { Value::Null }}]},
+                "stream_state": state,
+            }),
+        );
         state = v["stream_state"].clone();
         streamed += v["chunk"]["choices"][0]["text"].as_str().unwrap();
     }

@@ -11,7 +11,8 @@ fn doc() -> &'static Value {
     static DOC: OnceLock<Value> = OnceLock::new();
     DOC.get_or_init(|| {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/scale-out.json");
-        serde_json::from_str(&std::fs::read_to_string(path).expect("docs/schemas/scale-out.json")).expect("JSON")
+        serde_json::from_str(&std::fs::read_to_string(path).expect("docs/schemas/scale-out.json"))
+            .expect("JSON")
     })
 }
 
@@ -140,7 +141,8 @@ fn walk(s: &Value, v: &Value, at: &str, errs: &mut Vec<String>) {
             "pattern" => {
                 assert_eq!(want, "^[A-Za-z0-9_-]+$", "only the base64url pattern is supported");
                 if let Some(t) = v.as_str() {
-                    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+                    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                    {
                         errs.push(format!("{at}: not base64url"));
                     }
                 }

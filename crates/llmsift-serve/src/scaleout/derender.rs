@@ -22,7 +22,9 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use llmsift_protocol::carry::{open, seal, ProcessorState, ProcessorStateRef};
-use llmsift_protocol::{chat, ChatCompletionRequest, ChatStream, CheckedRequest, ChoiceProcessor, FinishReason, ResponseMeta};
+use llmsift_protocol::{
+    chat, ChatCompletionRequest, ChatStream, CheckedRequest, ChoiceProcessor, FinishReason, ResponseMeta,
+};
 use llmsift_tokenizers::{Detokenizer, TokenizerView};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -88,9 +90,9 @@ fn field<'a>(b: &'a Map<String, Value>, name: &str) -> Result<&'a Map<String, Va
 }
 
 fn choices<'a>(g: &'a Map<String, Value>, at: &str) -> Result<&'a Vec<Value>, ApiError> {
-    g.get("choices")
-        .and_then(Value::as_array)
-        .ok_or_else(|| ApiError::bad_request(format!("`{at}.choices` must be a list"), Some(format!("{at}.choices"))))
+    g.get("choices").and_then(Value::as_array).ok_or_else(|| {
+        ApiError::bad_request(format!("`{at}.choices` must be a list"), Some(format!("{at}.choices")))
+    })
 }
 
 fn finish_of(c: &Value, at: &str) -> Result<Option<FinishReason>, ApiError> {
@@ -106,7 +108,10 @@ fn finish_of(c: &Value, at: &str) -> Result<Option<FinishReason>, ApiError> {
 
 fn model_of(s: &AppState, b: &Map<String, Value>) -> Result<(Arc<Model>, TokenizerView), ApiError> {
     let name = b.get("model").and_then(Value::as_str).or_else(|| {
-        b.get("chat_request").or_else(|| b.get("completion_request")).and_then(|r| r.get("model")).and_then(Value::as_str)
+        b.get("chat_request")
+            .or_else(|| b.get("completion_request"))
+            .and_then(|r| r.get("model"))
+            .and_then(Value::as_str)
     });
     let model = s.0.models.route(name)?;
     let view = model.view.clone().ok_or_else(|| no_tokenizer(&model))?;
@@ -115,7 +120,11 @@ fn model_of(s: &AppState, b: &Map<String, Value>) -> Result<(Arc<Model>, Tokeniz
 
 /// The checked chat request a derender parses for (`chat_request`; a
 /// request without tools when absent), its prompt read from the prompt ids.
-fn chat_request(model: &Model, view: &TokenizerView, b: &Map<String, Value>) -> Result<CheckedRequest, ApiError> {
+fn chat_request(
+    model: &Model,
+    view: &TokenizerView,
+    b: &Map<String, Value>,
+) -> Result<CheckedRequest, ApiError> {
     let req = match b.get("chat_request").filter(|v| !v.is_null()) {
         Some(v) => {
             let mut v = v.clone();
@@ -123,7 +132,10 @@ fn chat_request(model: &Model, view: &TokenizerView, b: &Map<String, Value>) -> 
                 v["messages"] = json!([]);
             }
             ChatCompletionRequest::from_value(v).map_err(|e| {
-                ApiError::bad_request(format!("`chat_request` is not a chat request: {e}"), Some("chat_request".into()))
+                ApiError::bad_request(
+                    format!("`chat_request` is not a chat request: {e}"),
+                    Some("chat_request".into()),
+                )
             })?
         }
         None => ChatCompletionRequest::from_value(json!({"messages": []})).expect("an empty request reads"),
@@ -151,10 +163,16 @@ fn chat_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
         let ids = token_ids(c.get("token_ids"), &format!("{at}.token_ids"))?.unwrap_or_default();
         let text = view.decode_with(&ids, skip);
         let reason = finish_of(c, &at)?.unwrap_or(FinishReason::Stop);
-        outs.push(ChoiceProcessor::new(&model.factory, &req, &model.opts).complete(&text, Some(&kept(&view, skip, &ids)), None, reason));
+        outs.push(ChoiceProcessor::new(&model.factory, &req, &model.opts).complete(
+            &text,
+            Some(&kept(&view, skip, &ids)),
+            None,
+            reason,
+        ));
     }
     let meta = meta(&model, g, b, now());
-    Ok(serde_json::to_value(chat::response(&meta, model.opts.reasoning_field, &outs)).expect("wire types serialize"))
+    Ok(serde_json::to_value(chat::response(&meta, model.opts.reasoning_field, &outs))
+        .expect("wire types serialize"))
 }
 
 fn meta(model: &Model, g: &Map<String, Value>, b: &Map<String, Value>, created: u64) -> ResponseMeta {
@@ -214,8 +232,11 @@ enum Carried<'a> {
 }
 
 fn carried(b: &Map<String, Value>) -> Result<Carried<'_>, ApiError> {
-    let Some(st) = b.get("stream_state").filter(|v| !v.is_null()) else { return Ok(Carried::Fresh { role_sent: false }) };
-    let bad = |what: &str| ApiError::bad_request(format!("`stream_state` {what}"), Some("stream_state".into()));
+    let Some(st) = b.get("stream_state").filter(|v| !v.is_null()) else {
+        return Ok(Carried::Fresh { role_sent: false });
+    };
+    let bad =
+        |what: &str| ApiError::bad_request(format!("`stream_state` {what}"), Some("stream_state".into()));
     let st = st.as_object().ok_or_else(|| bad("must be an object"))?;
     if let Some(t) = st.get("sift_state").filter(|v| !v.is_null()) {
         return t.as_str().map(Carried::Sift).ok_or_else(|| bad("has a `sift_state` that is not a string"));
@@ -226,7 +247,11 @@ fn carried(b: &Map<String, Value>) -> Result<Carried<'_>, ApiError> {
         return Ok(Carried::Fresh { role_sent });
     }
     let lens: Vec<usize> = match st.get("output_chunk_lens").and_then(Value::as_array) {
-        Some(l) => l.iter().map(|n| n.as_u64().filter(|n| *n > 0).map(|n| n as usize)).collect::<Option<_>>().ok_or_else(|| bad("has an `output_chunk_lens` entry that is not a positive integer"))?,
+        Some(l) => l
+            .iter()
+            .map(|n| n.as_u64().filter(|n| *n > 0).map(|n| n as usize))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("has an `output_chunk_lens` entry that is not a positive integer"))?,
         None => vec![ids.len()],
     };
     if lens.iter().sum::<usize>() != ids.len() {
@@ -247,11 +272,18 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let (mut proc, mut detok, mut role_sent, created) = match carried(b)? {
         Carried::Sift(t) => {
             let c: ChatCarry = open(key, &bind, t).map_err(state_error)?;
-            let p = ChoiceProcessor::resume(&model.factory, &req, &model.opts, c.processor).map_err(state_error)?;
-            let d = Detokenizer::resume(&view, skip, c.window.0, c.window.1).ok_or_else(|| state_error(llmsift_protocol::carry::CarryError::Mismatch("window")))?;
+            let p = ChoiceProcessor::resume(&model.factory, &req, &model.opts, c.processor)
+                .map_err(state_error)?;
+            let d = Detokenizer::resume(&view, skip, c.window.0, c.window.1)
+                .ok_or_else(|| state_error(llmsift_protocol::carry::CarryError::Mismatch("window")))?;
             (p, d, c.role_sent, c.created)
         }
-        Carried::Fresh { role_sent } => (ChoiceProcessor::new(&model.factory, &req, &model.opts), Detokenizer::with_skip(&view, skip), role_sent, now()),
+        Carried::Fresh { role_sent } => (
+            ChoiceProcessor::new(&model.factory, &req, &model.opts),
+            Detokenizer::with_skip(&view, skip),
+            role_sent,
+            now(),
+        ),
         Carried::Replay { ids, lens, role_sent } => {
             // vLLM's replay buffer, read once: the same deltas, discarded.
             let mut p = ChoiceProcessor::new(&model.factory, &req, &model.opts);
@@ -279,7 +311,9 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let meta = meta(&model, g, b, created);
     let stream = ChatStream::new(meta.clone(), &req, model.opts.reasoning_field);
     let mut chunk = match &step {
-        Some(step) => serde_json::to_value(stream.step_chunk(index as u32, step)).expect("wire types serialize"),
+        Some(step) => {
+            serde_json::to_value(stream.step_chunk(index as u32, step)).expect("wire types serialize")
+        }
         None => {
             let mut c = serde_json::to_value(stream.role_chunk(index as u32)).expect("wire types serialize");
             c["choices"][0]["delta"] = json!({});
@@ -290,20 +324,23 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
         chunk["choices"][0]["delta"]["role"] = json!("assistant");
     }
     if finish.is_some() && req_include_usage(b) {
-        chunk["usage"] = serde_json::to_value(proc.counts().usage(meta.prompt_tokens)).expect("usage serializes");
+        chunk["usage"] =
+            serde_json::to_value(proc.counts().usage(meta.prompt_tokens)).expect("usage serializes");
     }
-    let token = seal(key, &bind, &ChatCarryRef {
-        processor: proc.snapshot(),
-        window: detok.window(),
-        role_sent,
-        created,
-    });
+    let token = seal(
+        key,
+        &bind,
+        &ChatCarryRef { processor: proc.snapshot(), window: detok.window(), role_sent, created },
+    );
     Ok(json!({"chunk": chunk, "stream_state": stream_state(token, role_sent, proc.calls_sent())}))
 }
 
 fn req_include_usage(b: &Map<String, Value>) -> bool {
     let r = b.get("chat_request").or_else(|| b.get("completion_request"));
-    r.and_then(|r| r.get("stream_options")).and_then(|o| o.get("include_usage")).and_then(Value::as_bool).unwrap_or(false)
+    r.and_then(|r| r.get("stream_options"))
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
 }
 
 /// Non-streaming completions derender: plain detokenization of each response.
@@ -314,7 +351,10 @@ fn text_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     })?;
     let prompt_tokens: Vec<u64> = match b.get("prompt_tokens").and_then(Value::as_array) {
         Some(l) if l.len() != gens.len() => {
-            return Err(ApiError::bad_request("`prompt_tokens` must have one entry per generate response", Some("prompt_tokens".into())))
+            return Err(ApiError::bad_request(
+                "`prompt_tokens` must have one entry per generate response",
+                Some("prompt_tokens".into()),
+            ))
         }
         Some(l) => l.iter().map(|v| v.as_u64().unwrap_or(0)).collect(),
         None => vec![0; gens.len()],
@@ -323,7 +363,12 @@ fn text_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let (mut choices, mut completion) = (vec![], 0u64);
     let mut rid = String::from("derender");
     for (k, g) in gens.iter().enumerate() {
-        let g = g.as_object().ok_or_else(|| ApiError::bad_request("each generate response must be an object", Some(format!("generate_responses[{k}]"))))?;
+        let g = g.as_object().ok_or_else(|| {
+            ApiError::bad_request(
+                "each generate response must be an object",
+                Some(format!("generate_responses[{k}]")),
+            )
+        })?;
         if k == 0 {
             rid = g.get("request_id").and_then(Value::as_str).unwrap_or("derender").to_string();
         }
@@ -347,7 +392,10 @@ fn text_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
 }
 
 fn skip_special(b: &Map<String, Value>) -> bool {
-    b.get("completion_request").and_then(|r| r.get("skip_special_tokens")).and_then(Value::as_bool).unwrap_or(true)
+    b.get("completion_request")
+        .and_then(|r| r.get("skip_special_tokens"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true)
 }
 
 /// Streaming completions derender: the detokenizer window carried.

@@ -80,7 +80,10 @@ fn token_ids(v: Option<&Value>, field: &str) -> Result<Option<Vec<u32>>, ApiErro
     let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(None) };
     let bad = || ApiError::bad_request(format!("`{field}` must be a list of token ids"), Some(field.into()));
     let list = v.as_array().ok_or_else(bad)?;
-    list.iter().map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)).collect::<Result<_, _>>().map(Some)
+    list.iter()
+        .map(|x| x.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(bad))
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 fn now() -> u64 {

@@ -62,7 +62,12 @@ pub async fn completions(State(s): State<AppState>, body: Result<Bytes, BytesRej
 }
 
 /// `sampling_params` of a request body (Chat Completions field names).
-fn sampling(body: &Map<String, Value>, max_tokens: Option<u64>, skip_special: bool, logprobs: Option<Value>) -> Value {
+fn sampling(
+    body: &Map<String, Value>,
+    max_tokens: Option<u64>,
+    skip_special: bool,
+    logprobs: Option<Value>,
+) -> Value {
     let mut sp = Map::new();
     for (from, to) in SAMPLING {
         if let Some(v) = body.get(from).filter(|v| !v.is_null()) {
@@ -86,16 +91,18 @@ fn dialect(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Resul
     let model = s.0.models.route(req.model.as_deref())?;
     let mut checked = req.check_with(&model.check)?;
     let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
-    let tools: Option<Vec<Value>> = chat.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()).cloned();
+    let tools: Option<Vec<Value>> =
+        chat.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()).cloned();
     let prompt = crate::app::render(&model, &messages, tools.as_ref(), &checked)?
         .ok_or_else(|| no_template(&model))?;
     let view = model.view.as_ref().ok_or_else(|| no_tokenizer(&model))?;
-    let ids = view
-        .encode(&prompt)
-        .map_err(|e| ApiError::bad_request(format!("the prompt does not tokenize: {e}"), Some("messages".into())))?;
+    let ids = view.encode(&prompt).map_err(|e| {
+        ApiError::bad_request(format!("the prompt does not tokenize: {e}"), Some("messages".into()))
+    })?;
     checked.prompt = Some(prompt);
     let obj = chat.as_object().cloned().unwrap_or_default();
-    let logprobs = checked.logprobs.then(|| json!(obj.get("top_logprobs").and_then(Value::as_u64).unwrap_or(0)));
+    let logprobs =
+        checked.logprobs.then(|| json!(obj.get("top_logprobs").and_then(Value::as_u64).unwrap_or(0)));
     let skip = checked.skips_special_tokens(&model.factory);
     Ok(generate_request(s, &model, ids, sampling(&obj, checked.max_tokens, skip, logprobs), &checked, &obj))
 }
@@ -143,7 +150,9 @@ fn completion(s: &AppState, body: Result<Bytes, BytesRejection>) -> Result<Value
     };
     let prompts: Vec<Value> = match body.get("prompt") {
         Some(Value::String(t)) => vec![Value::String(t.clone())],
-        Some(Value::Array(a)) if !a.is_empty() && a.iter().all(Value::is_u64) => vec![Value::Array(a.clone())],
+        Some(Value::Array(a)) if !a.is_empty() && a.iter().all(Value::is_u64) => {
+            vec![Value::Array(a.clone())]
+        }
         Some(Value::Array(a)) if !a.is_empty() => a.clone(),
         _ => return Err(bad()),
     };
@@ -156,7 +165,9 @@ fn completion(s: &AppState, body: Result<Bytes, BytesRejection>) -> Result<Value
         let ids = match p {
             Value::String(t) => {
                 let view = model.view.as_ref().ok_or_else(|| no_tokenizer(&model))?;
-                view.encode(&t).map_err(|e| ApiError::bad_request(format!("the prompt does not tokenize: {e}"), Some("prompt".into())))?
+                view.encode(&t).map_err(|e| {
+                    ApiError::bad_request(format!("the prompt does not tokenize: {e}"), Some("prompt".into()))
+                })?
             }
             v => super::token_ids(Some(&v), "prompt")?.filter(|ids| !ids.is_empty()).ok_or_else(bad)?,
         };
@@ -178,7 +189,10 @@ fn completion(s: &AppState, body: Result<Bytes, BytesRejection>) -> Result<Value
 }
 
 fn no_template(model: &Model) -> ApiError {
-    ApiError::bad_request(format!("model `{}` has no chat template to render with", model.name), Some("model".into()))
+    ApiError::bad_request(
+        format!("model `{}` has no chat template to render with", model.name),
+        Some("model".into()),
+    )
 }
 
 pub(super) fn no_tokenizer(model: &Model) -> ApiError {
