@@ -57,6 +57,9 @@ pub struct ServeArgs {
     /// Clients must send `Authorization: Bearer KEY` on /v1/* (401 otherwise); also $SIFT_API_KEY. [vLLM: --api-key]
     #[arg(long)]
     pub api_key: Option<String>,
+    /// The key replicas share to seal the scale-out derender's carried `stream_state` (at least 16 bytes); also $SIFT_STATE_KEY. Default: a random key per process. [Sift only]
+    #[arg(long)]
+    pub state_key: Option<String>,
     /// CORS origins, as a JSON list or comma-separated (default: CORS off). [vLLM: --allowed-origins]
     #[arg(long)]
     pub allowed_origins: Option<String>,
@@ -100,6 +103,7 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
         c.port = p;
     }
     c.api_key = a.api_key.clone().or_else(|| std::env::var("SIFT_API_KEY").ok()).or(c.api_key);
+    c.state_key = a.state_key.clone().or_else(|| std::env::var("SIFT_STATE_KEY").ok()).or(c.state_key);
     if let Some(o) = &a.allowed_origins {
         c.allowed_origins = origins(o);
     }

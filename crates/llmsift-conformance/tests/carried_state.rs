@@ -24,8 +24,11 @@ fn cases() -> Vec<Case> {
     files.extend(own);
     let mut out = vec![];
     for f in files {
-        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{} not readable: {e}", f.display()));
-        out.extend(text.lines().filter(|l| !l.trim().is_empty()).map(|l| Case::from_json_line(l).expect("case")));
+        let text =
+            std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{} not readable: {e}", f.display()));
+        out.extend(
+            text.lines().filter(|l| !l.trim().is_empty()).map(|l| Case::from_json_line(l).expect("case")),
+        );
     }
     out
 }

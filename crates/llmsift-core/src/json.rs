@@ -724,6 +724,9 @@ mod literal {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static [u8], D::Error> {
         let b = u8::deserialize(d)?;
-        LITERALS.into_iter().find(|l| l[0] == b).ok_or_else(|| serde::de::Error::custom("unknown JSON literal"))
+        LITERALS
+            .into_iter()
+            .find(|l| l[0] == b)
+            .ok_or_else(|| serde::de::Error::custom("unknown JSON literal"))
     }
 }

@@ -111,10 +111,18 @@ fn every_bad_token_has_its_own_error() {
 
     // Truncated: cut anywhere, in bytes or in base64 characters.
     for cut in [0, 1, 3, 7, 8, 20, bytes.len() - 1] {
-        assert_eq!(opened(&reseal(&bytes[..cut]), b"req-1", &f).unwrap_err(), CarryError::Truncated, "cut {cut}");
+        assert_eq!(
+            opened(&reseal(&bytes[..cut]), b"req-1", &f).unwrap_err(),
+            CarryError::Truncated,
+            "cut {cut}"
+        );
     }
     for cut in [5, 13, token.len() - 1, token.len() - 2, token.len() - 3] {
-        assert_eq!(opened(&token[..cut], b"req-1", &f).unwrap_err(), CarryError::Truncated, "cut {cut} chars");
+        assert_eq!(
+            opened(&token[..cut], b"req-1", &f).unwrap_err(),
+            CarryError::Truncated,
+            "cut {cut} chars"
+        );
     }
 
     // Replayed for another request.

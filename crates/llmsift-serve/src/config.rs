@@ -134,6 +134,9 @@ pub struct Config {
     pub models: Vec<ModelConfig>,
     /// Record each streamed chunk's relay times (`GET /debug/stamps`; load tests only).
     pub stamps: bool,
+    /// The key replicas share to seal carried stream states (scale-out
+    /// derender; at least 16 bytes). None: a random key for this process.
+    pub state_key: Option<String>,
 }
 
 impl Default for Config {
@@ -146,6 +149,7 @@ impl Default for Config {
             limits: Limits::default(),
             models: Vec::new(),
             stamps: false,
+            state_key: None,
         }
     }
 }

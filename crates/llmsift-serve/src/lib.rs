@@ -39,6 +39,7 @@ pub mod models;
 pub mod outbound;
 pub mod recording;
 pub mod replay;
+pub mod scaleout;
 pub mod stamps;
 
 pub use app::{app, AppState};
@@ -57,8 +58,12 @@ pub async fn serve(
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
     let models = Models::build(&config)?;
-    let state =
+    let mut state =
         AppState::new(models, config.limits.clone(), config.api_key.clone(), config.allowed_origins.clone());
+    if let Some(k) = &config.state_key {
+        let key = llmsift_protocol::carry::StateKey::new(k).map_err(ServeError::Config)?;
+        state = state.with_state_key(key);
+    }
     if config.stamps {
         state.0.stamps.enable();
     }

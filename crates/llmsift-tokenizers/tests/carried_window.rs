@@ -4,12 +4,14 @@
 
 use llmsift_tokenizers::{Detokenizer, TokenizerView, TOKENIZER_NAMES};
 
-const TEXT: &str = "Plain words, ünïcödé, emoji 🦀🧪 and 漢字 split over byte tokens; <think>markers</think> too.";
+const TEXT: &str =
+    "Plain words, ünïcödé, emoji 🦀🧪 and 漢字 split over byte tokens; <think>markers</think> too.";
 
 #[test]
 fn a_resumed_window_releases_the_same_text() {
     for name in TOKENIZER_NAMES {
-        let view = TokenizerView::named(name).unwrap_or_else(|e| panic!("{name}: {e} (scripts/fetch-assets.sh)"));
+        let view =
+            TokenizerView::named(name).unwrap_or_else(|e| panic!("{name}: {e} (scripts/fetch-assets.sh)"));
         let ids = view.encode(TEXT).unwrap();
         for skip in [false, true] {
             let mut whole = view.detokenizer_with(skip);
