@@ -67,5 +67,15 @@ impl From<TemplateError> for crate::FormatError {
     }
 }
 
+
+/// A `tokenizer_config.json`'s own `response_template`, when it has one.
+pub fn of_config(config: &serde_json::Value) -> Option<&serde_json::Value> {
+    config.get("response_template").filter(|t| t.is_object())
+}
+
+/// The parser pair a model's own template is served under (vLLM's name
+/// for response-template parsing).
+pub const PARSER: &str = "hf";
+
 #[cfg(test)]
 mod tests;
