@@ -591,7 +591,7 @@ impl Regex {
 
     /// One match attempt anchored at `at`.
     pub(crate) fn attempt(&self, t: &Text<'_>, at: usize) -> Attempt {
-        let mut m = Matcher { re: self, t, hit_end: false, visited: vec![], width: t.hay.len() - at + 1, at };
+        let mut m = Matcher { re: self, t, hit_end: false, visited: Default::default(), steps: 0, at };
         let mut caps = vec![None; 2 * self.groups + 2];
         let ok = m.run(1, at, &mut caps);
         if m.hit_end && !t.eos {
@@ -622,7 +622,7 @@ impl Regex {
                 return None;
             }
             if self.may_start(&t, at) {
-                let mut m = Matcher { re: self, t: &t, hit_end: false, visited: vec![], width: hay.len() - at + 1, at };
+                let mut m = Matcher { re: self, t: &t, hit_end: false, visited: Default::default(), steps: 0, at };
                 let mut caps = vec![None; 2 * self.groups + 2];
                 if let Some(end) = m.run(1, at, &mut caps) {
                     let groups = (0..=self.groups)
@@ -648,8 +648,8 @@ struct Matcher<'r, 't> {
     re: &'r Regex,
     t: &'t Text<'t>,
     hit_end: bool,
-    visited: Vec<u64>,
-    width: usize,
+    visited: std::collections::HashSet<(usize, usize)>,
+    steps: usize,
     at: usize,
 }
 
@@ -661,18 +661,17 @@ enum Frame {
 impl Matcher<'_, '_> {
     /// Marks `(pc, pos)` visited; false when it already was. A state that
     /// was visited and is met again failed before (the first visit has
-    /// priority and did not succeed), so it fails again.
+    /// priority and did not succeed), so it fails again. Most attempts end
+    /// in a few steps: the record starts only after `FREE_STEPS` (pruning
+    /// is an optimisation, so starting late changes no answer), so an
+    /// attempt costs what it explores, not the length of the text.
     fn visit(&mut self, pc: usize, pos: usize) -> bool {
-        if self.visited.is_empty() {
-            self.visited = vec![0; (self.re.prog.len() * self.width).div_ceil(64)];
+        const FREE_STEPS: usize = 512;
+        if self.steps < FREE_STEPS {
+            self.steps += 1;
+            return true;
         }
-        let k = pc * self.width + (pos - self.at);
-        let (w, b) = (k / 64, 1u64 << (k % 64));
-        if self.visited[w] & b != 0 {
-            return false;
-        }
-        self.visited[w] |= b;
-        true
+        self.visited.insert((pc, pos - self.at))
     }
 
     fn look(&mut self, l: Look, pos: usize) -> bool {
@@ -770,8 +769,8 @@ impl Matcher<'_, '_> {
                             re: self.re,
                             t: self.t,
                             hit_end: false,
-                            visited: vec![],
-                            width: self.t.hay.len() - pos + 1,
+                            visited: Default::default(),
+                            steps: 0,
                             at: pos,
                         };
                         let mut sub_caps = caps.to_vec();
