@@ -80,13 +80,19 @@ pub fn resolve(
 pub fn own_note(own: &Option<Result<Template, TemplateError>>) -> Option<String> {
     match own {
         None => None,
-        Some(Ok(_)) => Some("the model's own response_template (parsed as transformers' parse_response)".into()),
+        Some(Ok(_)) => {
+            Some("the model's own response_template (parsed as transformers' parse_response)".into())
+        }
         Some(Err(e)) => Some(format!("refused ({e}); parsers detected from the chat template instead")),
     }
 }
 
 /// Prints a detection (`own`: the model's response template, if any).
-pub fn print(d: &Detection, own: &Option<Result<Template, TemplateError>>, json: bool) -> std::io::Result<()> {
+pub fn print(
+    d: &Detection,
+    own: &Option<Result<Template, TemplateError>>,
+    json: bool,
+) -> std::io::Result<()> {
     if json {
         writeln!(
             std::io::stdout(),

@@ -53,7 +53,9 @@ fn response_templates_agree_with_transformers() {
             problems.push(format!("{}: a deviation without its reason", case.id));
         }
         let theirs = &raw["transformers"];
-        if theirs.get("error").is_none() && compare(theirs, case.expected.as_ref().unwrap_or(&Value::Null)).is_empty() {
+        if theirs.get("error").is_none()
+            && compare(theirs, case.expected.as_ref().unwrap_or(&Value::Null)).is_empty()
+        {
             problems.push(format!("{}: listed as a deviation, but Sift agrees with transformers", case.id));
         }
     }

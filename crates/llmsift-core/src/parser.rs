@@ -10,9 +10,9 @@
 
 use crate::engine::{Engine, Settings};
 use crate::format::compiled::SwitchKey;
+use crate::format::response_template::{Stream, StreamSettings, Template, TemplateError};
 use crate::format::StateId;
 use crate::format::{compile, Format, FormatSpec};
-use crate::format::response_template::{Stream, StreamSettings, Template, TemplateError};
 use crate::limits::{Exceeded, LimitState, Limits};
 use crate::message::{Delta, Folder, Message};
 use crate::schema::Tools;

@@ -234,7 +234,8 @@ fn own_template(m: &ModelConfig, template: Option<&Path>) -> Result<Option<Value
     let Some(path) = template.filter(|p| p.extension().is_some_and(|e| e == "json")) else { return Ok(None) };
     let text = std::fs::read_to_string(path)
         .map_err(|source| ServeError::Io { path: path.display().to_string(), source })?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| model_err(m, format!("{}: {e}", path.display())))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| model_err(m, format!("{}: {e}", path.display())))?;
     Ok(response_template::of_config(&v).cloned())
 }
 

@@ -77,7 +77,12 @@ fn invalid(scope: &str, m: impl std::fmt::Display) -> TemplateError {
     TemplateError::Invalid { message: format!("{scope}: {m}") }
 }
 
-fn string_arg(scope: &str, args: &Map<String, Value>, key: &str, default: &str) -> Result<String, TemplateError> {
+fn string_arg(
+    scope: &str,
+    args: &Map<String, Value>,
+    key: &str,
+    default: &str,
+) -> Result<String, TemplateError> {
     match args.get(key) {
         None => Ok(default.to_string()),
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
@@ -87,7 +92,8 @@ fn string_arg(scope: &str, args: &Map<String, Value>, key: &str, default: &str) 
 
 /// A `{"name": ..., "args": {...}}` sub-parser.
 fn sub_parser(scope: &str, v: &Value) -> Result<Parser, TemplateError> {
-    let o = v.as_object().ok_or_else(|| unsupported(scope, format!("a value parser must be a dict, got {v}")))?;
+    let o =
+        v.as_object().ok_or_else(|| unsupported(scope, format!("a value parser must be a dict, got {v}")))?;
     let name = match o.get("name") {
         None => "text",
         Some(Value::String(s)) => s,
@@ -117,11 +123,20 @@ impl Parser {
                     None | Some(Value::Null) => {}
                     Some(Value::Array(a)) => {
                         for d in a {
-                            match d.as_array().map(|p| p.iter().map(Value::as_str).collect::<Vec<_>>()).as_deref() {
+                            match d
+                                .as_array()
+                                .map(|p| p.iter().map(Value::as_str).collect::<Vec<_>>())
+                                .as_deref()
+                            {
                                 Some([Some(o), Some(c)]) if !o.is_empty() && !c.is_empty() => {
                                     string_delims.push((o.to_string(), c.to_string()))
                                 }
-                                _ => return Err(unsupported(scope, format!("string_delims entry {d} is not a pair of non-empty strings"))),
+                                _ => {
+                                    return Err(unsupported(
+                                        scope,
+                                        format!("string_delims entry {d} is not a pair of non-empty strings"),
+                                    ))
+                                }
                             }
                         }
                     }
@@ -137,10 +152,13 @@ impl Parser {
             "xml-inline" => {
                 let pat = match args.get("tag_pattern") {
                     Some(Value::String(p)) => p,
-                    None | Some(Value::Null) => return Err(invalid(scope, "xml-inline: 'tag_pattern' content_arg is required")),
+                    None | Some(Value::Null) => {
+                        return Err(invalid(scope, "xml-inline: 'tag_pattern' content_arg is required"))
+                    }
                     Some(v) => return Err(unsupported(scope, format!("tag_pattern {v} is not a string"))),
                 };
-                let tag = Regex::new(pat).map_err(|e| unsupported(scope, format!("tag_pattern {pat:?}: {e}")))?;
+                let tag =
+                    Regex::new(pat).map_err(|e| unsupported(scope, format!("tag_pattern {pat:?}: {e}")))?;
                 let key = tag
                     .group_index("key")
                     .ok_or_else(|| invalid(scope, "xml-inline: tag_pattern must have a named group 'key'"))?;
@@ -152,10 +170,14 @@ impl Parser {
                 let by = match args.get("value_parser_by") {
                     None | Some(Value::Null) => None,
                     Some(v) => {
-                        let (g, parsers) = match (v.get("group"), v.get("parsers")) {
-                            (Some(Value::String(g)), Some(Value::Object(p))) => (g, p),
-                            _ => return Err(invalid(scope, "xml-inline: 'value_parser_by' must be a dict with 'group' and 'parsers'")),
-                        };
+                        let (g, parsers) =
+                            match (v.get("group"), v.get("parsers")) {
+                                (Some(Value::String(g)), Some(Value::Object(p))) => (g, p),
+                                _ => return Err(invalid(
+                                    scope,
+                                    "xml-inline: 'value_parser_by' must be a dict with 'group' and 'parsers'",
+                                )),
+                            };
                         let g = tag.group_index(g).ok_or_else(|| {
                             invalid(scope, format!("xml-inline: value_parser_by names group '{g}', which tag_pattern does not define"))
                         })?;
@@ -180,8 +202,12 @@ impl Parser {
             })),
             "python-call-list" => Parser::PythonCallList,
             other => {
-                let known = ["bool", "float", "int", "json", "kv-lines", "python-call-list", "text", "xml-inline"];
-                return Err(invalid(scope, format!("unknown content parser '{other}'. Available: {known:?}")));
+                let known =
+                    ["bool", "float", "int", "json", "kv-lines", "python-call-list", "text", "xml-inline"];
+                return Err(invalid(
+                    scope,
+                    format!("unknown content parser '{other}'. Available: {known:?}"),
+                ));
             }
         })
     }
@@ -203,7 +229,8 @@ impl Parser {
             Parser::Text { strip } => Ok(Value::String(strip_if(text, *strip).to_string())),
             Parser::Int { strip } => int_value(strip_if(text, *strip)),
             Parser::Float { strip } => {
-                let f = py_float(strip_if(text, *strip)).ok_or_else(|| Malformed(format!("float: {text:?}")))?;
+                let f =
+                    py_float(strip_if(text, *strip)).ok_or_else(|| Malformed(format!("float: {text:?}")))?;
                 Ok(float_value(f))
             }
             Parser::Bool { strip } => {
@@ -382,8 +409,14 @@ fn xml_inline(text: &str, x: &XmlArgs) -> Result<Value, Malformed> {
     let mut merged = std::collections::HashSet::new();
     let mut at = 0;
     while let Some((m, groups)) = x.tag.find_at(text, at) {
-        at = if m.end > m.start { m.end } else { m.end + text[m.end..].chars().next().map_or(1, char::len_utf8) };
-        let key = groups[x.key].clone().ok_or_else(|| Malformed("xml-inline: the key group took no part".into()))?;
+        at = if m.end > m.start {
+            m.end
+        } else {
+            m.end + text[m.end..].chars().next().map_or(1, char::len_utf8)
+        };
+        let key = groups[x.key]
+            .clone()
+            .ok_or_else(|| Malformed("xml-inline: the key group took no part".into()))?;
         let parser = match &x.by {
             None => x.value_parser.as_deref(),
             Some((g, ps)) => groups[*g]
@@ -443,7 +476,10 @@ mod tests {
     #[test]
     fn json_dialect_of_gemma() {
         let g = p("json", json!({"string_delims": [["<|\"|>", "<|\"|>"]], "unquoted_keys": true}));
-        assert_eq!(g.parse("{city:<|\"|>Paris, FR<|\"|>,n:7}").unwrap(), json!({"city": "Paris, FR", "n": 7}));
+        assert_eq!(
+            g.parse("{city:<|\"|>Paris, FR<|\"|>,n:7}").unwrap(),
+            json!({"city": "Paris, FR", "n": 7})
+        );
         assert!(g.parse("{city:").is_err());
         let lax = p("json", json!({"allow_non_json": true}));
         assert_eq!(lax.parse(" Paris ").unwrap(), json!("Paris"));

@@ -73,7 +73,12 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn anchor(scope: &str, field: &Map<String, Value>, lit: &str, pat: &str) -> Result<Option<Anchor>, TemplateError> {
+fn anchor(
+    scope: &str,
+    field: &Map<String, Value>,
+    lit: &str,
+    pat: &str,
+) -> Result<Option<Anchor>, TemplateError> {
     if field.contains_key(lit) && field.contains_key(pat) {
         return Err(invalid(format!("{scope}: cannot specify both '{lit}' and '{pat}'")));
     }
@@ -182,7 +187,9 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, TemplateError> {
     let transform_each = match f.get("transform_each") {
         None => false,
         Some(Value::Bool(b)) => *b,
-        Some(v) => return Err(invalid(format!("{scope}: transform_each must be a bool, got {}", type_name(v)))),
+        Some(v) => {
+            return Err(invalid(format!("{scope}: transform_each must be a bool, got {}", type_name(v))))
+        }
     };
     if transform_each && transform.is_none() {
         return Err(invalid(format!("{scope}: transform_each is set but no transform was provided")));
@@ -190,7 +197,8 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, TemplateError> {
     match &transform {
         Some(t) => super::transform::validate(&scope, t)?,
         None => {
-            let mut names: Vec<&str> = open.iter().chain(close.iter()).flat_map(|a| a.re.group_names()).collect();
+            let mut names: Vec<&str> =
+                open.iter().chain(close.iter()).flat_map(|a| a.re.group_names()).collect();
             if !names.is_empty() {
                 names.sort_unstable();
                 names.dedup();
@@ -220,16 +228,7 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, TemplateError> {
     } else if join.is_some() {
         return Err(unsupported(format!("{scope}: joined tool calls are a string, not calls")));
     }
-    Ok(Field {
-        name: name.to_string(),
-        role,
-        open,
-        close,
-        parser,
-        join,
-        transform,
-        transform_each,
-    })
+    Ok(Field { name: name.to_string(), role, open, close, parser, join, transform, transform_each })
 }
 
 fn empty(v: &Value) -> bool {
@@ -265,8 +264,7 @@ pub fn load(spec: &Value) -> Result<Template, TemplateError> {
         Some(Value::Object(o)) if !o.is_empty() => o,
         _ => return Err(invalid("response_template.fields must be a non-empty dict")),
     };
-    let fields: Vec<Field> =
-        fields_raw.iter().map(|(n, f)| build_field(n, f)).collect::<Result<_, _>>()?;
+    let fields: Vec<Field> = fields_raw.iter().map(|(n, f)| build_field(n, f)).collect::<Result<_, _>>()?;
     let implicit: Vec<usize> = (0..fields.len()).filter(|&i| fields[i].open.is_none()).collect();
     if implicit.len() > 1 {
         let names: Vec<&str> = implicit.iter().map(|&i| fields[i].name.as_str()).collect();
@@ -279,7 +277,10 @@ pub fn load(spec: &Value) -> Result<Template, TemplateError> {
         .ok_or_else(|| invalid("response_template must define 'start_anchor' or 'start_anchor_pattern'."))?;
     for (i, a) in fields.iter().enumerate() {
         if let Some(b) = fields[..i].iter().find(|b| b.role == a.role) {
-            return Err(unsupported(format!("fields '{}' and '{}' would both be the message's {:?}", b.name, a.name, a.role)));
+            return Err(unsupported(format!(
+                "fields '{}' and '{}' would both be the message's {:?}",
+                b.name, a.name, a.role
+            )));
         }
     }
     for (k, v) in &defaults {
@@ -310,7 +311,11 @@ impl Template {
         let mut last = None;
         while let Some((m, _)) = self.start.re.find_at(prompt, at) {
             last = Some(m.end);
-            at = if m.end > m.start { m.end } else { m.end + prompt[m.end..].chars().next().map_or(1, char::len_utf8) };
+            at = if m.end > m.start {
+                m.end
+            } else {
+                m.end + prompt[m.end..].chars().next().map_or(1, char::len_utf8)
+            };
         }
         last.map_or(prompt, |e| &prompt[e..])
     }

@@ -67,7 +67,6 @@ impl From<TemplateError> for crate::FormatError {
     }
 }
 
-
 /// A `tokenizer_config.json`'s own `response_template`, when it has one.
 pub fn of_config(config: &serde_json::Value) -> Option<&serde_json::Value> {
     config.get("response_template").filter(|t| t.is_object())

@@ -199,7 +199,9 @@ impl R<'_> {
         let t = &self.s[start..j];
         if integer {
             let v = t.parse::<i64>().ok().filter(|v| t.len() <= 17 && v.abs() <= MAX_INTEGER);
-            let Some(v) = v else { return Some(self.fail("integer outside the range of -(2^53 - 1) to 2^53 - 1")) };
+            let Some(v) = v else {
+                return Some(self.fail("integer outside the range of -(2^53 - 1) to 2^53 - 1"));
+            };
             self.i = j;
             return Some(Ok(Value::from(v)));
         }
@@ -302,7 +304,8 @@ mod tests {
     #[test]
     fn reads_calls() {
         assert_eq!(
-            python_call_list(r#"[get_weather(city='Paris', days=3, x=[1.5, None, {"a": True}]), ping()]"#).unwrap(),
+            python_call_list(r#"[get_weather(city='Paris', days=3, x=[1.5, None, {"a": True}]), ping()]"#)
+                .unwrap(),
             json!([{"name": "get_weather", "arguments": {"city": "Paris", "days": 3, "x": [1.5, null, {"a": true}]}},
                    {"name": "ping", "arguments": {}}])
         );
@@ -310,6 +313,9 @@ mod tests {
         assert!(python_call_list("[f(a=1,)]").is_err());
         assert!(python_call_list("[f(a=1, a=2)]").is_err());
         assert!(python_call_list("[f(a=9007199254740992)]").is_err());
-        assert_eq!(python_call_list(r#"[f(s="\u00e9\ud83d\ude00")]"#).unwrap(), json!([{"name": "f", "arguments": {"s": "é😀"}}]));
+        assert_eq!(
+            python_call_list(r#"[f(s="\u00e9\ud83d\ude00")]"#).unwrap(),
+            json!([{"name": "f", "arguments": {"s": "é😀"}}])
+        );
     }
 }

@@ -98,7 +98,10 @@ enum Inst {
     Save(usize),
     /// A lookahead whose body starts at the next instruction and ends with
     /// `LookEnd`; matching continues at `next`.
-    LookAhead { neg: bool, next: usize },
+    LookAhead {
+        neg: bool,
+        next: usize,
+    },
     LookEnd,
     Match,
 }
@@ -205,7 +208,9 @@ impl<'a> P<'a> {
             None => (body, Some(body)),
             Some((a, b)) => (a, if b.is_empty() { None } else { Some(b) }),
         };
-        let num = |t: &str| (!t.is_empty() && t.bytes().all(|c| c.is_ascii_digit())).then(|| t.parse().ok()).flatten();
+        let num = |t: &str| {
+            (!t.is_empty() && t.bytes().all(|c| c.is_ascii_digit())).then(|| t.parse().ok()).flatten()
+        };
         if a.is_empty() && b.is_none() {
             return None;
         }
@@ -380,7 +385,8 @@ impl<'a> P<'a> {
                 '[' if self.peek() == Some(':') => return Err("POSIX classes are not supported".into()),
                 c => c,
             };
-            if self.peek() == Some('-') && !self.s[self.i + 1..].starts_with(']') && self.i + 1 < self.s.len() {
+            if self.peek() == Some('-') && !self.s[self.i + 1..].starts_with(']') && self.i + 1 < self.s.len()
+            {
                 self.bump();
                 let hi = match self.bump().ok_or("unterminated character set")? {
                     '\\' => match self.escape(true)? {
@@ -553,7 +559,8 @@ impl Regex {
     pub(crate) fn literals(lits: &[String]) -> Regex {
         let mut sorted: Vec<&String> = lits.iter().collect();
         sorted.sort_by_key(|s| std::cmp::Reverse(s.chars().count()));
-        let alt = Node::Alt(sorted.iter().map(|s| Node::Concat(s.chars().map(Node::Char).collect())).collect());
+        let alt =
+            Node::Alt(sorted.iter().map(|s| Node::Concat(s.chars().map(Node::Char).collect())).collect());
         let mut e = Emit { prog: vec![Inst::Save(0)] };
         // Literal programs are small: a literal longer than the limit is
         // already refused by the loader.
@@ -622,7 +629,8 @@ impl Regex {
                 return None;
             }
             if self.may_start(&t, at) {
-                let mut m = Matcher { re: self, t: &t, hit_end: false, visited: Default::default(), steps: 0, at };
+                let mut m =
+                    Matcher { re: self, t: &t, hit_end: false, visited: Default::default(), steps: 0, at };
                 let mut caps = vec![None; 2 * self.groups + 2];
                 if let Some(end) = m.run(1, at, &mut caps) {
                     let groups = (0..=self.groups)

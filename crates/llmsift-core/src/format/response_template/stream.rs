@@ -42,6 +42,10 @@ enum Kind {
     Close = 1,
 }
 
+/// transformers' order of competing matches: earliest, then longest, then
+/// opens before closes, then by field name.
+type Rank = (usize, std::cmp::Reverse<usize>, Kind, String);
+
 /// The stream state of one request.
 #[derive(Debug)]
 pub(crate) struct Stream {
@@ -76,7 +80,9 @@ impl Stream {
     pub(crate) fn new(tpl: Arc<Template>, set: StreamSettings, prompt: Option<&str>) -> Stream {
         let n = tpl.fields.len();
         let seed = set.id_seed.unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
         });
         let mut s = Stream {
             current: tpl.implicit,
@@ -134,8 +140,10 @@ impl Stream {
                 }
             }
             _ => {
-                let mut w: Vec<(usize, Kind)> =
-                    (0..self.tpl.fields.len()).filter(|&i| self.field(i).open.is_some()).map(|i| (i, Kind::Open)).collect();
+                let mut w: Vec<(usize, Kind)> = (0..self.tpl.fields.len())
+                    .filter(|&i| self.field(i).open.is_some())
+                    .map(|i| (i, Kind::Open))
+                    .collect();
                 if let Some(i) = self.tpl.implicit.filter(|&i| self.field(i).close.is_some()) {
                     w.push((i, Kind::Close));
                 }
@@ -154,8 +162,9 @@ impl Stream {
         let cur = &mut self.cursors[fi][kind as usize];
         let mut at = (*cur).max(self.base + self.pos) - self.base;
         loop {
-            let cand = if at >= self.buf.len() { Some(self.buf.len()) } else { anchor.re.next_candidate(&text, at) };
-            let Some(p) = cand.or(Some(self.buf.len())) else { return None };
+            let cand =
+                if at >= self.buf.len() { Some(self.buf.len()) } else { anchor.re.next_candidate(&text, at) };
+            let p = cand.unwrap_or(self.buf.len());
             match anchor.re.attempt(&text, p) {
                 Attempt::Pending => {
                     *cur = self.base + p;
@@ -184,13 +193,14 @@ impl Stream {
                 break;
             }
             let mut hold = self.buf.len();
-            let mut best: Option<((usize, std::cmp::Reverse<usize>, Kind, String), usize, Kind, Found)> = None;
+            let mut best: Option<(Rank, usize, Kind, Found)> = None;
             for (fi, kind) in self.watchlist() {
                 match self.scan(fi, kind, eos) {
                     None => {}
                     Some(Err(p)) => hold = hold.min(p),
                     Some(Ok(m)) => {
-                        let key = (m.start, std::cmp::Reverse(m.end - m.start), kind, self.field(fi).name.clone());
+                        let key =
+                            (m.start, std::cmp::Reverse(m.end - m.start), kind, self.field(fi).name.clone());
                         if best.as_ref().is_none_or(|b| key < b.0) {
                             best = Some((key, fi, kind, m));
                         }
@@ -306,7 +316,7 @@ impl Stream {
     /// A text field's chunk: with `strip`, leading white space is skipped
     /// and trailing white space held until more text shows it is not
     /// trailing. Written to `out` when given.
-    fn text_chunk(&mut self, role: Role, strip: bool, s: &str, mut out: Option<&mut Delta>) {
+    fn text_chunk(&mut self, role: Role, strip: bool, s: &str, out: Option<&mut Delta>) {
         if !strip {
             if let Some(o) = out {
                 self.emit_text(role, s, o);
@@ -327,7 +337,7 @@ impl Stream {
             return;
         }
         let pend = std::mem::take(&mut self.pend_ws);
-        if let Some(o) = out.as_deref_mut() {
+        if let Some(o) = out {
             self.emit_text(role, &pend, o);
             self.emit_text(role, core, o);
         }
@@ -344,7 +354,13 @@ impl Stream {
         }
     }
 
-    fn open_explicit(&mut self, fi: usize, named: Vec<(String, String)>, delim: (usize, usize), out: &mut Delta) {
+    fn open_explicit(
+        &mut self,
+        fi: usize,
+        named: Vec<(String, String)>,
+        delim: (usize, usize),
+        out: &mut Delta,
+    ) {
         self.current = Some(fi);
         self.captures = named;
         self.body.clear();

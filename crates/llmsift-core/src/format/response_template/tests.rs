@@ -8,7 +8,12 @@ use std::sync::Arc;
 
 fn run(tpl: &Value, prompt: Option<&str>, cuts: &[&str]) -> Message {
     let t = Arc::new(load(tpl).unwrap());
-    let set = StreamSettings { tools: Arc::new(Tools::default()), calls: true, include_reasoning: true, id_seed: Some(1) };
+    let set = StreamSettings {
+        tools: Arc::new(Tools::default()),
+        calls: true,
+        include_reasoning: true,
+        id_seed: Some(1),
+    };
     let mut s = Stream::new(t, set, prompt);
     let mut f = Folder::default();
     for c in cuts {
@@ -109,7 +114,8 @@ fn python_call_list_each() {
 fn refusals_say_why() {
     let e = load(&json!({"start_anchor": "<a>", "fields": {"answer": {}}})).unwrap_err();
     assert!(matches!(e, TemplateError::Unsupported { .. }), "{e}");
-    let e = load(&json!({"start_anchor": "<a>", "fields": {"content": {"open_pattern": "(?<=x)y"}}})).unwrap_err();
+    let e = load(&json!({"start_anchor": "<a>", "fields": {"content": {"open_pattern": "(?<=x)y"}}}))
+        .unwrap_err();
     assert!(e.to_string().contains("lookbehind"), "{e}");
     let e = load(&json!({"fields": {"content": {}}})).unwrap_err();
     assert!(matches!(e, TemplateError::Invalid { .. }), "{e}");

@@ -36,7 +36,9 @@ pub(crate) fn validate(scope: &str, t: &Value) -> Result<(), TemplateError> {
             let has = s.char_indices().any(|(i, c)| c == '{' && placeholder_at(&s[i..]).is_some());
             if has && whole_placeholder(s).is_none() {
                 return Err(TemplateError::Invalid {
-                    message: format!("{scope}: transform string {s:?} mixes a {{placeholder}} with literal text"),
+                    message: format!(
+                        "{scope}: transform string {s:?} mixes a {{placeholder}} with literal text"
+                    ),
                 });
             }
             Ok(())
@@ -61,8 +63,9 @@ pub(crate) fn apply(t: &Value, scope: &Map<String, Value>) -> Result<Value, Malf
             Some(path) => {
                 let mut keys = path.split('.');
                 let root = keys.next().unwrap_or("");
-                let mut v =
-                    scope.get(root).ok_or_else(|| Malformed(format!("transform placeholder {s} is not defined")))?;
+                let mut v = scope
+                    .get(root)
+                    .ok_or_else(|| Malformed(format!("transform placeholder {s} is not defined")))?;
                 for k in keys {
                     v = v
                         .as_object()
@@ -198,11 +201,16 @@ mod tests {
         assert!(validate("f", &json!({"a": "x{content}"})).is_err());
         assert!(validate("f", &json!({"a": "{content.args}", "b": "lit"})).is_ok());
         let scope = json!({"name": "f", "content": {"args": {"x": 1}}});
-        let out = apply(&json!({"function": {"name": "{name}", "arguments": "{content.args}"}}), scope.as_object().unwrap());
+        let out = apply(
+            &json!({"function": {"name": "{name}", "arguments": "{content.args}"}}),
+            scope.as_object().unwrap(),
+        );
         assert_eq!(out.unwrap(), json!({"function": {"name": "f", "arguments": {"x": 1}}}));
-        let tools = Tools::from_json(&json!([{"type": "function", "function": {"name": "f", "parameters": {"properties": {
+        let tools = Tools::from_json(
+            &json!([{"type": "function", "function": {"name": "f", "parameters": {"properties": {
             "n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"}, "s": {"type": "string"},
-            "o": {"type": ["object", "null"]}}}}}]));
+            "o": {"type": ["object", "null"]}}}}}]),
+        );
         let mut v = json!({"function": {"name": "f", "arguments": {"n": "3.0", "x": "1e3", "b": "True", "s": "7", "o": "None"}}});
         cast_calls(&mut v, &tools, false);
         assert_eq!(v["function"]["arguments"], json!({"n": 3, "x": 1000, "b": true, "s": "7", "o": null}));
