@@ -24,6 +24,7 @@
 
 mod content;
 mod load;
+mod pattern;
 mod pycall;
 mod regex;
 mod stream;
