@@ -14,6 +14,7 @@ deviations. Deterministic (fixed seed)."""
 
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -206,6 +207,37 @@ def scenarios(w, rng):
     return out
 
 
+def soups(outputs, rng, tpl, prompt, n_ok=10, n_raise=1):
+    """Random recombinations of a template's outputs (cut anywhere, so with
+    broken and partial delimiters): the ones transformers answers, and one it
+    raises on."""
+    texts = [t for _, t in outputs if t]
+    # Whole markers as pieces too: `<…>` runs, white space, the rest.
+    tokens = [x for t in texts for x in re.split(r"(<[^<>]{0,40}>|\s+)", t) if x]
+    ok, bad = [], []
+    for i in range(120):
+        parts = []
+        if i % 2:
+            parts = [rng.choice(tokens) for _ in range(rng.randint(3, 16))]
+        else:
+            for _ in range(rng.randint(2, 6)):
+                t = rng.choice(texts)
+                a = rng.randrange(len(t))
+                b = rng.randrange(a, min(len(t), a + rng.randint(1, 40)) + 1)
+                parts.append(t[a:b])
+        text = "".join(parts)
+        try:
+            parse_response(text, tpl, prefix=prompt)
+            if len(ok) < n_ok:
+                ok.append((f"soup{i}", text))
+        except Exception:
+            if len(bad) < n_raise:
+                bad.append((f"soup{i}", text))
+        if len(ok) >= n_ok and len(bad) >= n_raise:
+            break
+    return ok + bad
+
+
 def message(res):
     """transformers' dict as a Chat Completions message."""
     reasoning = next((res[k] for k in ("thinking", "reasoning_content", "reasoning") if k in res), None)
@@ -247,7 +279,9 @@ def main():
     n = 0
     for name, tpl in TEMPLATES.items():
         w = WRITERS[name]
-        for label, text in scenarios(w, rng):
+        outs = scenarios(w, rng)
+        outs += soups(outs, rng, tpl, w["prompt"])
+        for label, text in outs:
             for tools in ([], TOOLS):
                 n += 1
                 pair = "hf" if n % 2 else "beam"
