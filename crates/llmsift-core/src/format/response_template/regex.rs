@@ -50,6 +50,9 @@ pub(crate) struct Regex {
     groups: usize,
     /// Characters a match can start with (`None`: any, or none needed).
     first: Option<Vec<char>>,
+    /// Literal alternatives, longest first, when the pattern is just those
+    /// (matched directly, with the same answers as the program).
+    literals: Option<Vec<String>>,
 }
 
 /// A match: byte span and the named groups that took part.
@@ -198,7 +201,13 @@ impl Regex {
         e.node(&node)?;
         e.push(Inst::Save(1))?;
         e.push(Inst::Match)?;
-        Ok(Regex { prog: e.prog, names: p.names, groups: p.groups, first: first_chars(&node) })
+        Ok(Regex {
+            prog: e.prog,
+            names: p.names,
+            groups: p.groups,
+            first: first_chars(&node),
+            literals: None,
+        })
     }
 
     /// A literal (or literals, longest first), as transformers compiles them.
@@ -213,7 +222,8 @@ impl Regex {
         let _ = e.node(&alt);
         e.prog.push(Inst::Save(1));
         e.prog.push(Inst::Match);
-        Regex { prog: e.prog, names: vec![], groups: 0, first: first_chars(&alt) }
+        let literals = Some(sorted.into_iter().cloned().collect());
+        Regex { prog: e.prog, names: vec![], groups: 0, first: first_chars(&alt), literals }
     }
 
     /// Named group names.
@@ -232,6 +242,12 @@ impl Regex {
         }
     }
 
+    /// Whether every match starts with one of a few known characters (so no
+    /// match can start at the end of the text).
+    pub(crate) fn has_first(&self) -> bool {
+        self.first.is_some()
+    }
+
     /// The next position at or after `from` where a match may start.
     pub(crate) fn next_candidate(&self, t: &Text<'_>, from: usize) -> Option<usize> {
         match &self.first {
@@ -244,6 +260,24 @@ impl Regex {
 
     /// One match attempt anchored at `at`.
     pub(crate) fn attempt(&self, t: &Text<'_>, at: usize) -> Attempt {
+        if let Some(lits) = &self.literals {
+            // The program's answer for an alternation of literals: the first
+            // literal (longest first) that matches wins, but a longer one the
+            // text so far is a proper prefix of may still match.
+            let rest = &t.hay[at..];
+            let mut hit_end = false;
+            for l in lits {
+                if rest.starts_with(l.as_str()) {
+                    return if hit_end {
+                        Attempt::Pending
+                    } else {
+                        Attempt::Match(Found { start: at, end: at + l.len(), named: vec![] })
+                    };
+                }
+                hit_end |= !t.eos && l.starts_with(rest);
+            }
+            return if hit_end { Attempt::Pending } else { Attempt::Fail };
+        }
         let mut m = Matcher { re: self, t, hit_end: false, visited: Default::default(), steps: 0, at };
         let mut caps = vec![None; 2 * self.groups + 2];
         let ok = m.run(1, at, &mut caps);

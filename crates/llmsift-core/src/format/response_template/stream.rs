@@ -74,6 +74,8 @@ pub(crate) struct Stream {
     stuck: bool,
     calls: usize,
     ids: u64,
+    /// What is watched outside explicit regions (every opener, the implicit close).
+    watch_outside: Vec<(usize, Kind)>,
 }
 
 impl Stream {
@@ -103,7 +105,12 @@ impl Stream {
             stuck: false,
             calls: 0,
             ids: seed,
+            watch_outside: vec![],
         };
+        s.watch_outside = (0..n).filter(|&i| s.field(i).open.is_some()).map(|i| (i, Kind::Open)).collect();
+        if let Some(i) = s.tpl.implicit.filter(|&i| s.field(i).close.is_some()) {
+            s.watch_outside.push((i, Kind::Close));
+        }
         if let Some(p) = prompt {
             let tail = s.tpl.after_last_anchor(p).to_string();
             s.buf = tail;
@@ -130,25 +137,12 @@ impl Stream {
     }
 
     /// `_watchlist`: the current explicit region's close, or every open and the implicit close.
-    fn watchlist(&self) -> Vec<(usize, Kind)> {
+    fn watch(&self, i: usize) -> Option<(usize, Kind)> {
         match self.current {
             Some(c) if Some(c) != self.tpl.implicit => {
-                if self.field(c).close.is_some() {
-                    vec![(c, Kind::Close)]
-                } else {
-                    vec![]
-                }
+                (i == 0 && self.field(c).close.is_some()).then_some((c, Kind::Close))
             }
-            _ => {
-                let mut w: Vec<(usize, Kind)> = (0..self.tpl.fields.len())
-                    .filter(|&i| self.field(i).open.is_some())
-                    .map(|i| (i, Kind::Open))
-                    .collect();
-                if let Some(i) = self.tpl.implicit.filter(|&i| self.field(i).close.is_some()) {
-                    w.push((i, Kind::Close));
-                }
-                w
-            }
+            _ => self.watch_outside.get(i).copied(),
         }
     }
 
@@ -162,9 +156,17 @@ impl Stream {
         let cur = &mut self.cursors[fi][kind as usize];
         let mut at = (*cur).max(self.base + self.pos) - self.base;
         loop {
-            let cand =
-                if at >= self.buf.len() { Some(self.buf.len()) } else { anchor.re.next_candidate(&text, at) };
-            let p = cand.unwrap_or(self.buf.len());
+            let cand = if at >= self.buf.len() { None } else { anchor.re.next_candidate(&text, at) };
+            let p = match cand {
+                Some(p) => p,
+                // A match that must start with a known character cannot
+                // start at the end: nothing to hold, nothing to try.
+                None if anchor.re.has_first() => {
+                    *cur = self.base + self.buf.len();
+                    return None;
+                }
+                None => self.buf.len(),
+            };
             match anchor.re.attempt(&text, p) {
                 Attempt::Pending => {
                     *cur = self.base + p;
@@ -194,7 +196,9 @@ impl Stream {
             }
             let mut hold = self.buf.len();
             let mut best: Option<(Rank, usize, Kind, Found)> = None;
-            for (fi, kind) in self.watchlist() {
+            let mut wi = 0;
+            while let Some((fi, kind)) = self.watch(wi) {
+                wi += 1;
                 match self.scan(fi, kind, eos) {
                     None => {}
                     Some(Err(p)) => hold = hold.min(p),
@@ -302,15 +306,16 @@ impl Stream {
         // Prompt text moves the strip state and is never written; its held
         // white space is the prompt's too.
         let split = self.out_start.clamp(abs_a, abs_b) - self.base;
+        // The buffer is lent out while its text is routed (no copy).
+        let buf = std::mem::take(&mut self.buf);
         if split > a {
-            let s = self.buf[a..split].to_string();
-            self.text_chunk(role, strip, &s, None);
+            self.text_chunk(role, strip, &buf[a..split], None);
             self.pend_ws.clear();
         }
         if b > split {
-            let s = self.buf[split..b].to_string();
-            self.text_chunk(role, strip, &s, Some(out));
+            self.text_chunk(role, strip, &buf[split..b], Some(out));
         }
+        self.buf = buf;
     }
 
     /// A text field's chunk: with `strip`, leading white space is skipped
