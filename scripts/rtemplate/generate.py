@@ -238,6 +238,27 @@ def soups(outputs, rng, tpl, prompt, n_ok=10, n_raise=1):
     return ok + bad
 
 
+def prompt_variants(w, tpl, rng):
+    """Outputs whose prompt matters: the reasoning opener prefilled by the
+    prompt, and a prompt holding an earlier turn (the start anchor twice, so
+    only the last one counts)."""
+    out = []
+    r, c = rng.choice(REASONING), rng.choice(CONTENT)
+    think_field = next((f for k, f in tpl["fields"].items() if k in ("thinking", "reasoning_content", "reasoning")), None)
+    opener = think_field.get("open") if think_field else None
+    if isinstance(opener, str) and w["think"] and w["think"](r).startswith(opener):
+        body = w["think"](r)[len(opener):]
+        out.append(("prefilled-opener", body + w["text"](c) + w["end"], w["prompt"] + opener))
+        if w["call"]:
+            out.append(("prefilled-opener-call", body + w["call"](*CALLS[0]) + w["end"], w["prompt"] + opener))
+        out.append(("prefilled-opener-cut", body[: len(body) // 2], w["prompt"] + opener))
+    earlier = w["prompt"] + w["text"]("earlier answer") + w["end"] + "\n" + w["prompt"]
+    out.append(("earlier-turn", w["text"](c) + w["end"], earlier))
+    if w["call"]:
+        out.append(("earlier-turn-call", w["call"](*CALLS[2]) + w["end"], earlier))
+    return out
+
+
 def message(res):
     """transformers' dict as a Chat Completions message."""
     reasoning = next((res[k] for k in ("thinking", "reasoning_content", "reasoning") if k in res), None)
@@ -279,9 +300,10 @@ def main():
     n = 0
     for name, tpl in TEMPLATES.items():
         w = WRITERS[name]
-        outs = scenarios(w, rng)
-        outs += soups(outs, rng, tpl, w["prompt"])
-        for label, text in outs:
+        outs = [(label, text, w["prompt"]) for label, text in scenarios(w, rng)]
+        outs += [(label, text, w["prompt"]) for label, text in soups([o[:2] for o in outs], rng, tpl, w["prompt"])]
+        outs += prompt_variants(w, tpl, rng)
+        for label, text, prompt in outs:
             for tools in ([], TOOLS):
                 n += 1
                 pair = "hf" if n % 2 else "beam"
@@ -289,16 +311,16 @@ def main():
                     "id": f"rtemplate/{name}/{label}{'/tools' if tools else ''}",
                     "reasoning_parser": pair,
                     "tool_parser": pair,
-                    "request": {"parser_init_kwargs": {"response_template": tpl}, "prompt_text": w["prompt"]},
+                    "request": {"parser_init_kwargs": {"response_template": tpl}, "prompt_text": prompt},
                     "model_output": text,
                     "source": name,
                 }
                 if tools:
                     case["request"]["tools"] = tools
                 try:
-                    res = parse_response(text, tpl, prefix=w["prompt"], tools=tools or None)
+                    res = parse_response(text, tpl, prefix=prompt, tools=tools or None)
                     case["expected"] = message(res)
-                    counts, prefix_fields = closes(tpl, w["prompt"], text, tools or None)
+                    counts, prefix_fields = closes(tpl, prompt, text, tools or None)
                     f = tpl["fields"]
                     case["twice"] = sorted(k for k, v in counts.items() if v > 1 and not f[k].get("repeats"))
                     case["prompt_fields"] = sorted(set(prefix_fields))
