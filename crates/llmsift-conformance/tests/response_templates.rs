@@ -66,3 +66,16 @@ fn response_templates_agree_with_transformers() {
     assert!(agree.len() + dev.len() >= 300, "{} cases", agree.len() + dev.len());
     assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
 }
+
+#[test]
+fn a_template_sift_cannot_express_is_refused_with_the_reason() {
+    let line = serde_json::json!({"id": "refused", "reasoning_parser": "hf", "tool_parser": "hf",
+        "request": {"parser_init_kwargs": {"response_template": {"start_anchor": "<a>", "fields": {
+            "content": {"close_pattern": "(?<=x)<end>"}}}}},
+        "model_output": "hi<end>"});
+    let case = Case::from_json_line(&line.to_string()).unwrap();
+    let a = Runner::new().answer(&case);
+    assert_eq!(a.error["type"], "unsupported_response_template");
+    let msg = a.error["message"].as_str().unwrap();
+    assert!(msg.contains("lookbehind is not supported"), "{msg}");
+}
