@@ -57,7 +57,8 @@ pub(crate) enum Parser {
     PythonCallList,
 }
 
-fn truthy(v: Option<&Value>, default: bool) -> bool {
+/// Python truthiness of an optional argument (`default` when absent).
+pub(crate) fn truthy(v: Option<&Value>, default: bool) -> bool {
     match v {
         None => default,
         Some(Value::Null) => false,

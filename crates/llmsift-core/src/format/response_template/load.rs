@@ -4,7 +4,7 @@
 //! message. Everything is settled here, once per template; the stream reads
 //! only the typed [`Template`].
 
-use super::content::Parser;
+use super::content::{truthy, Parser};
 use super::regex::Regex;
 use super::TemplateError;
 use serde_json::{Map, Value};
@@ -143,17 +143,6 @@ fn role(name: &str) -> Result<Role, TemplateError> {
     }
 }
 
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
-}
-
 fn build_field(name: &str, raw: &Value) -> Result<Field, TemplateError> {
     let scope = format!("Field '{name}'");
     let f = raw.as_object().ok_or_else(|| invalid(format!("{scope} must be a dict")))?;
@@ -179,7 +168,7 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, TemplateError> {
         Some(Value::String(s)) => Some(s.clone()),
         Some(v) => return Err(invalid(format!("{scope}: 'join' must be a string, got {}", type_name(v)))),
     };
-    let repeats = truthy(f.get("repeats"));
+    let repeats = truthy(f.get("repeats"), false);
     if join.is_some() && !repeats {
         return Err(invalid(format!("{scope}: 'join' requires 'repeats': true")));
     }
