@@ -317,6 +317,9 @@ def main():
                 }
                 if tools:
                     case["request"]["tools"] = tools
+                f = tpl["fields"]
+                if "content" not in f and all("open" in x or "open_pattern" in x for x in f.values()):
+                    case["implicit_content"] = True
                 try:
                     res = parse_response(text, tpl, prefix=prompt, tools=tools or None)
                     case["expected"] = message(res)

@@ -253,7 +253,14 @@ pub fn load(spec: &Value) -> Result<Template, TemplateError> {
         Some(Value::Object(o)) if !o.is_empty() => o,
         _ => return Err(invalid("response_template.fields must be a non-empty dict")),
     };
-    let fields: Vec<Field> = fields_raw.iter().map(|(n, f)| build_field(n, f)).collect::<Result<_, _>>()?;
+    let mut fields: Vec<Field> =
+        fields_raw.iter().map(|(n, f)| build_field(n, f)).collect::<Result<_, _>>()?;
+    if !fields_raw.contains_key("content") && fields.iter().all(|f| f.open.is_some()) {
+        // vLLM's `hf` serving: a template whose every field has an opener
+        // gets an implicit `content` field, so text outside every region is
+        // content rather than dropped (transformers drops it).
+        fields.push(build_field("content", &Value::Object(Map::new()))?);
+    }
     let implicit: Vec<usize> = (0..fields.len()).filter(|&i| fields[i].open.is_none()).collect();
     if implicit.len() > 1 {
         let names: Vec<&str> = implicit.iter().map(|&i| fields[i].name.as_str()).collect();

@@ -17,7 +17,9 @@
 //! function of the whole output and so cannot be streamed (a field written
 //! twice keeps both values, in order; a malformed or non-call tool region
 //! writes no call instead of failing the whole parse; prompt text is never
-//! written). `docs/format-language.md` lists these.
+//! written), and where vLLM's `hf` serving keeps text transformers drops (a
+//! template without an implicit field gets one named `content`).
+//! `docs/format-language.md` lists these.
 //!
 //! Invariant: a template is either expressed exactly or refused with a
 //! [`TemplateError`] that says why; it is never approximated.
