@@ -213,7 +213,7 @@ fn run() -> Result<()> {
         Cmd::Serve(a) => serve::run(&a),
         Cmd::Detect { path, json } => {
             let d = detect::detect(Registry::builtin(), &path)?;
-            detect::print(&d, json)?;
+            detect::print(&d, &detect::own_template(&path)?, json)?;
             Ok(())
         }
     }

@@ -19,6 +19,7 @@
 //! parser gives (checked over the corpus by `llmsift-conformance`).
 
 use crate::engine::Engine;
+use crate::format::response_template::StreamCarry;
 use crate::format::Format;
 use crate::limits::LimitState;
 use crate::parser::{Parser, ParserFactory, Request};
@@ -32,7 +33,7 @@ use std::sync::{Arc, OnceLock};
 /// `LimitState`) is added, removed, reordered or retyped: the encoding
 /// names no fields, so an old state would otherwise decode into the wrong
 /// ones. A replica then refuses the other layout's states by name.
-pub const STATE_LAYOUT: u16 = 1;
+pub const STATE_LAYOUT: u16 = 2;
 
 /// A parser's state, borrowed for serialization (see [`Parser::snapshot`]).
 #[derive(Debug, Serialize)]
@@ -43,6 +44,7 @@ pub struct ParserStateRef<'a> {
     post: &'a Option<Box<Post>>,
     limits: &'a LimitState,
     whole: Option<(&'a str, Option<&'a [u32]>)>,
+    rt: Option<StreamCarry>,
 }
 
 /// A parser's state, decoded (resumed by [`ParserFactory::resume`]).
@@ -54,6 +56,7 @@ pub struct ParserState {
     post: Option<Box<Post>>,
     limits: LimitState,
     whole: Option<(String, Option<Vec<u32>>)>,
+    rt: Option<StreamCarry>,
 }
 
 /// Why a decoded state cannot resume a parser for this request.
@@ -95,6 +98,7 @@ impl Parser {
             post: &self.post,
             limits: &self.limits,
             whole: self.whole.as_ref().map(|w| w.held()),
+            rt: self.rt.as_ref().map(|r| r.carry()),
         }
     }
 }
@@ -108,7 +112,7 @@ impl ParserFactory {
         if fingerprint(fresh.engine.format()) != state.fingerprint {
             return Err(ResumeError::OtherFormat);
         }
-        let ParserState { finished, mut engine, post, limits, whole, .. } = state;
+        let ParserState { finished, mut engine, post, limits, whole, rt, .. } = state;
         engine.relink(&fresh.engine).map_err(ResumeError::Mismatch)?;
         if post.is_some() != fresh.post.is_some() {
             return Err(ResumeError::Mismatch("filters"));
@@ -121,7 +125,15 @@ impl ParserFactory {
             (None, None) => None,
             _ => return Err(ResumeError::Mismatch("held output")),
         };
-        Ok(Parser { engine, finished, post, limits, whole })
+        let rt = match (fresh.rt, rt) {
+            (Some(mut r), Some(c)) => {
+                r.restore(c).map_err(ResumeError::Mismatch)?;
+                Some(r)
+            }
+            (None, None) => None,
+            _ => return Err(ResumeError::Mismatch("response template")),
+        };
+        Ok(Parser { engine, finished, post, limits, whole, rt })
     }
 }
 

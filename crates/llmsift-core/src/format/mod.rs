@@ -3,7 +3,7 @@
 pub mod compile;
 pub mod compiled;
 pub mod spec;
-pub mod template;
+pub mod response_template;
 
 pub use compile::{compile, MAX_MARKER_LEN};
 pub use compiled::{Format, StateId, TermId};

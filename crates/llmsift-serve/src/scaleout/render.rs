@@ -93,7 +93,7 @@ fn dialect(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Resul
     let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
     let tools: Option<Vec<Value>> =
         chat.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()).cloned();
-    let prompt = crate::app::render(&model, &messages, tools.as_ref(), &checked)?
+    let prompt = crate::app::render(&model, &messages, tools.as_ref(), &checked, &chat)?
         .ok_or_else(|| no_template(&model))?;
     let view = model.view.as_ref().ok_or_else(|| no_tokenizer(&model))?;
     let ids = view.encode(&prompt).map_err(|e| {
