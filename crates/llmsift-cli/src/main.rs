@@ -182,8 +182,10 @@ fn run() -> Result<()> {
         Cmd::Parse(a) => parse(*a),
         Cmd::Render { template, request, no_generation_prompt } => {
             let set = load_templates(&template)?;
-            let req: Value = serde_json::from_str(&std::fs::read_to_string(&request)?)
-                .with_context(|| format!("{} is not JSON", request.display()))?;
+            let text = std::fs::read_to_string(&request)
+                .with_context(|| format!("reading {}", request.display()))?;
+            let req: Value =
+                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", request.display()))?;
             let messages = req.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
             let mut r =
                 llmsift_templates::RenderRequest::new(messages).with_generation_prompt(!no_generation_prompt);
@@ -309,8 +311,8 @@ fn parse(mut a: ParseArgs) -> Result<()> {
     )?;
     let mut req = Request::default();
     if let Some(p) = &a.tools {
-        let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(p)?).context("tools file is not JSON")?;
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", p.display()))?;
         req.tools = Arc::new(Tools::from_json(&v));
     }
     if let Some(tc) = &a.tool_choice {
