@@ -22,7 +22,10 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="${1:-$repo/target/wheels}"
 cache="${SIFT_PY_CACHE:-$HOME/.cache/sift/py}"
 profile="${SIFT_WHEEL_PROFILE:-release}"
-pins="maturin==1.16.0 ziglang==0.15.1"
+pins="maturin==1.16.0 ziglang==0.17.1"
+# --strip: the release profile keeps line tables (debug = 1) for profiling;
+# a wheel does not need them (34 MB -> a few MB).
+flags="--zig --compatibility manylinux_2_28 --strip"
 mkdir -p "$cache" "$out"
 out=$(cd "$out" && pwd)
 venv="$cache/wheel-build"
@@ -36,7 +39,7 @@ if [[ "$(cat "$venv/.pins" 2>/dev/null)" != "$pins" ]]; then
     echo "$pins" > "$venv/.pins"
 fi
 key=$(cd "$repo" && {
-    echo "$profile $pins"
+    echo "$profile $pins $flags"
     find Cargo.toml Cargo.lock crates/llmsift-core crates/llmsift-tokenizers crates/llmsift-python \
         \( -name __pycache__ -o -name .pytest_cache \) -prune -o -type f ! -name '*.pyc' -print0 \
         | sort -z | xargs -0 sha256sum
@@ -47,7 +50,7 @@ if ! ls "$kept"/llmsift-*.whl >/dev/null 2>&1; then
     rm -rf "$kept.tmp" && mkdir -p "$kept.tmp"
     # maturin finds zig through the venv's PATH (ziglang's `python -m ziglang`).
     (cd "$repo/crates/llmsift-python" && PATH="$venv/bin:$PATH" \
-        maturin build --quiet --profile "$profile" --zig --compatibility manylinux_2_28 -o "$kept.tmp" >&2)
+        maturin build --quiet --profile "$profile" $flags -o "$kept.tmp" >&2)
     rm -rf "$kept" && mv "$kept.tmp" "$kept"
 fi
 cp "$kept"/llmsift-*.whl "$out"/

@@ -3,12 +3,9 @@ older), the vLLM entry point, and what that entry point does where vLLM is
 not installed (this venv: a logged no-op, nothing imported from vLLM)."""
 
 import importlib.metadata as md
-import importlib.util
-import logging
 import re
+import subprocess
 import sys
-
-import pytest
 
 
 def _dist():
@@ -31,14 +28,20 @@ def test_the_vllm_entry_point_is_declared():
     assert eps == [("llmsift", "llmsift._plugin:register_vllm")]
 
 
-def test_loading_it_as_vllm_does_without_vllm_is_a_logged_noop(caplog):
-    if importlib.util.find_spec("vllm") is not None:
-        pytest.skip("vLLM is installed here (scripts/python-vllm-test.sh covers that case)")
-    # vllm.plugins.load_general_plugins: every entry point of the group, loaded, then called.
-    funcs = [e.load() for e in md.entry_points(group="vllm.general_plugins") if e.name == "llmsift"]
-    assert len(funcs) == 1
-    with caplog.at_level(logging.INFO, logger="llmsift"):
-        assert funcs[0]() is False
-        assert funcs[0]() is False  # vLLM calls it once per process; twice is harmless
-    assert "vLLM is not installed" in caplog.text
-    assert "llmsift.vllm" not in sys.modules and "vllm" not in sys.modules
+def test_loading_it_as_vllm_does_without_vllm_is_a_logged_noop(tmp_path):
+    # A process of its own, started outside the repository: pytest puts this
+    # directory on sys.path, and its `vllm/` folder would pass for vLLM.
+    code = """
+import importlib.metadata as md, importlib.util, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
+assert importlib.util.find_spec("vllm") is None, "vLLM is installed in this venv"
+# vllm.plugins.load_general_plugins: every entry point of the group, loaded, then called.
+funcs = [e.load() for e in md.entry_points(group="vllm.general_plugins") if e.name == "llmsift"]
+assert len(funcs) == 1, funcs
+print(funcs[0](), funcs[0]())  # once per vLLM process; twice is harmless
+assert "llmsift.vllm" not in sys.modules and "vllm" not in sys.modules
+"""
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "False False\n"
+    assert r.stderr.count("llmsift INFO llmsift: vLLM is not installed; no vLLM parsers registered\n") == 2, r.stderr
