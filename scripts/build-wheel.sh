@@ -13,7 +13,7 @@
 #                        debug-built wheel (same tags; tests that only need
 #                        a working wheel use it)
 # The wheel is kept by a hash of what it is built from (the three crates it
-# compiles, the manifests, the lock file, the profile): a second build of the
+# compiles, their tests aside; the manifests, the lock file, the profile): a second build of the
 # same sources, e.g. the README test's copy of the checkout after
 # scripts/python-test.sh, copies it instead of compiling again.
 # Prints the wheel's path on its last line.
@@ -41,7 +41,8 @@ fi
 key=$(cd "$repo" && {
     echo "$profile $pins $flags"
     find Cargo.toml Cargo.lock crates/llmsift-core crates/llmsift-tokenizers crates/llmsift-python \
-        \( -name __pycache__ -o -name .pytest_cache \) -prune -o -type f ! -name '*.pyc' -print0 \
+        \( -name __pycache__ -o -name .pytest_cache -o -path crates/llmsift-python/tests \) -prune \
+        -o -type f ! -name '*.pyc' -print0 \
         | sort -z | xargs -0 sha256sum
 } | sha256sum | cut -c1-16)
 kept="$cache/wheels-by-source/$key"
