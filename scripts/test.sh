@@ -27,6 +27,11 @@ else
   echo "test.sh: $corpus not found; the corpus score was not computed" >&2
   exit 1
 fi
+# `cargo install --path` installs `sift` (reusing the release build above).
+inst=$(mktemp -d)
+cargo install -q --locked --path crates/llmsift-cli --root "$inst" --target-dir target
+"$inst/bin/sift" --version
+rm -rf "$inst"
 # The wheel (abi3, manylinux_2_28, release; kept by source hash for the README
 # test below) in a fresh venv: the Python API, its tags and vLLM entry point,
 # the corpus through llmsift.Parser against the sift built above.
