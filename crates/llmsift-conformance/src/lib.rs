@@ -17,6 +17,7 @@
 pub struct ReadmeDoctests;
 
 mod answer;
+mod carry;
 mod case;
 mod roundtrip;
 mod run;
@@ -25,6 +26,7 @@ mod splits;
 mod tokspec;
 
 pub use answer::{delta_json, message_json, Answer};
+pub use carry::check_carried;
 pub use case::{Case, StreamSpec};
 pub use roundtrip::{roundtrip, Roundtrip};
 pub use run::{read_request, skips_special, stream_chunks, Runner};

@@ -33,6 +33,7 @@ mod pylit;
 pub mod registry;
 pub mod schema;
 pub mod special;
+pub mod state;
 pub mod token;
 mod whole;
 
@@ -43,4 +44,5 @@ pub use message::{Delta, Folder, Message, Piece, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};
 pub use registry::{detection_text, Detection, Registry};
 pub use schema::{ParamType, Tools};
+pub use state::{ParserState, ParserStateRef, ResumeError};
 pub use token::{ReasoningCounter, Vocab};

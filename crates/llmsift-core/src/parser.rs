@@ -420,15 +420,15 @@ pub(crate) struct Pick {
 /// The per-request streaming parser.
 #[derive(Debug)]
 pub struct Parser {
-    engine: Engine,
-    finished: bool,
+    pub(crate) engine: Engine,
+    pub(crate) finished: bool,
     /// Message-level filters (`post.rs`), when the format asks for any.
-    post: Option<Box<crate::post::Post>>,
+    pub(crate) post: Option<Box<crate::post::Post>>,
     /// The limits and what they cut (`limits.rs`).
     pub(crate) limits: LimitState,
     /// The whole output, held (`vllm_one_shot` for a format whose vLLM
     /// one-shot answer depends on all of it; see `whole.rs`).
-    whole: Option<Box<crate::whole::Whole>>,
+    pub(crate) whole: Option<Box<crate::whole::Whole>>,
 }
 
 impl Parser {

@@ -32,7 +32,7 @@ impl<F: Fn(&str) -> Option<u32>> Vocab for F {
 /// reasoning is ignored, so the count can never go negative. When the stream
 /// starts inside reasoning (a prompt that opened `<think>`, or a model with
 /// implicit reasoning), construct with `inside = true`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReasoningCounter {
     start: Option<u32>,
     end: u32,

@@ -35,6 +35,7 @@ pub struct ReadmeDoctests;
 
 mod after_call;
 pub mod anthropic;
+pub mod carry;
 pub mod chat;
 pub mod check;
 pub mod error;
