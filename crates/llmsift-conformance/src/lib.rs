@@ -11,6 +11,11 @@
 //! Invariant: every case gets an answer; a case that cannot be run (unknown
 //! parser, a tokenizer lacking a marker) gets an `error`, never a panic.
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod answer;
 mod carry;
 mod case;

@@ -15,6 +15,11 @@
 //! assert_eq!(m.tool_calls[0].arguments, "{\"x\": 1}");
 //! ```
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod coerce;
 mod engine;
 pub mod error;

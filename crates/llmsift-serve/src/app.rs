@@ -118,6 +118,8 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::scaleout::routes())
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(state.clone(), gate))
+        // `tracing` spans and events per request (debug), 5xx as errors.
+        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state.clone());
     if !state.0.allowed_origins.is_empty() {
         router = router.layer(cors(&state.0.allowed_origins));

@@ -70,7 +70,7 @@ pub struct ModelConfig {
     pub tool_call_parser: Option<String>,
     /// Parse calls for `tool_choice: auto` (vLLM's `--enable-auto-tool-choice`).
     pub enable_auto_tool_choice: bool,
-    /// Demo only: the recording replayed (a file under `examples/demo/`, by name).
+    /// Demo only: the recording replayed (a file under `crates/llmsift-serve/demo/`, by name).
     pub recording: Option<String>,
     /// `completions` only: the field names the decoding constraint is sent
     /// under (`vllm`: `structured_outputs`; `sglang`: SGLang's own).

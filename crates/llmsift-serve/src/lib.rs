@@ -28,6 +28,11 @@
 //! # Ok(()) }
 //! ```
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod app;
 pub mod backend;
 pub mod config;
