@@ -10,7 +10,9 @@
 
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{black_box, Bencher};
-use llmsift_bench::{request, w1, w1_factory, w2_factory, w2_hermes, w2_qwen3_coder, Workload, DELTA_BYTES};
+use llmsift_bench::{
+    request, rt_factory, w1, w1_factory, w2_factory, w2_hermes, w2_qwen3_coder, Workload, DELTA_BYTES,
+};
 use llmsift_core::{Delta, ParserFactory, Request};
 
 fn main() {
@@ -60,4 +62,17 @@ fn w3_oneshot_qwen3(bencher: Bencher, scale: usize) {
     let w = w1(scale);
     let text = w.text.as_str();
     bencher.counter(BytesCount::of_str(text)).bench_local(|| f.parse(&req, black_box(text), None));
+}
+
+/// W1 parsed by TRL's Qwen3 response template (`hf` with a model's own template).
+#[divan::bench(args = [1, 2, 4])]
+fn w1_stream_response_template(bencher: Bencher, scale: usize) {
+    stream(bencher, &rt_factory(), &request(false), &w1(scale));
+}
+
+/// W2 (Hermes form) parsed by TRL's Qwen3 response template: the call is
+/// held until its region closes, then parsed once.
+#[divan::bench(args = [1, 2, 4])]
+fn w2_stream_response_template(bencher: Bencher, scale: usize) {
+    stream(bencher, &rt_factory(), &request(true), &w2_hermes(scale));
 }

@@ -461,6 +461,20 @@ pub fn w2_factory(tools: &str) -> llmsift_core::ParserFactory {
     Registry::builtin().factory(None, Some(tools)).expect("tool parser is built in")
 }
 
+/// The factory that parses Qwen3 output by TRL's Qwen3 response template
+/// (`add_response_schema`) instead of a format file: `hf` with the template
+/// as the model's own. Its tool regions hold the call until it closes, as
+/// every response template's do.
+pub fn rt_factory() -> llmsift_core::ParserFactory {
+    let tpl = serde_json::json!({"start_anchor": "<|im_start|>assistant\n", "fields": {
+        "reasoning_content": {"open": "<think>", "close_pattern": "</think>\\s*", "content": "text"},
+        "tool_calls": {"open": "<tool_call>", "close_pattern": "</tool_call>\\s*", "repeats": true, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close_pattern": "<\\|im_end\\|>\\s*", "content": "text"}}});
+    let f = Registry::builtin().factory(Some("hf"), Some("hf")).expect("hf is built in");
+    f.with_template(&tpl).expect("the template is read")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

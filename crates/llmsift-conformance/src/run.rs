@@ -148,6 +148,10 @@ impl Runner {
             Err((kind, msg)) => return Answer::error(&case.id, &kind, msg),
         };
         let (req, parallel) = read_request(&case.request);
+        if let Some(Err(e)) = factory.request_template(&req) {
+            // A response template Sift cannot express exactly is refused, not approximated.
+            return Answer::error(&case.id, "unsupported_response_template", e.to_string());
+        }
         let text = &case.model_output;
         let view = match &case.tokenizer {
             Some(t) => match self.tokenizer(t) {

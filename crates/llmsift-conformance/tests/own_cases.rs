@@ -13,9 +13,14 @@ fn own_cases_agree_and_stream_like_one_shot() {
     files.sort();
     let mut runner = Runner::new();
     let (mut n, mut problems) = (0, vec![]);
-    // `oracle-*.jsonl` hold vLLM's recorded answers, disagreements included: `tests/oracle.rs` scores them.
-    let oracle =
-        |p: &std::path::PathBuf| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("oracle-"));
+    // `oracle-*.jsonl` hold vLLM's recorded answers, disagreements included: `tests/oracle.rs` scores them;
+    // `response-template*.jsonl` are transformers' answers: `tests/response_templates.rs` scores them.
+    let oracle = |p: &std::path::PathBuf| {
+        p.file_name().is_some_and(|n| {
+            let n = n.to_string_lossy();
+            n.starts_with("oracle-") || n.starts_with("response-template")
+        })
+    };
     for f in files.iter().filter(|p| p.extension().is_some_and(|x| x == "jsonl") && !oracle(p)) {
         let text = std::fs::read_to_string(f).unwrap();
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

@@ -10,6 +10,7 @@
 
 use crate::engine::{Engine, Settings};
 use crate::format::compiled::SwitchKey;
+use crate::format::response_template::{Stream, StreamSettings, Template, TemplateError};
 use crate::format::StateId;
 use crate::format::{compile, Format, FormatSpec};
 use crate::limits::{Exceeded, LimitState, Limits};
@@ -132,15 +133,17 @@ pub struct ParserFactory {
     alone: Option<Arc<Format>>,
     required: Arc<Format>,
     named: Arc<Format>,
-    /// The last response template a request carried, and its factory
-    /// (`None`: the template does not convert; the native formats serve it).
+    /// The last response template a request carried, compiled (an error:
+    /// it is refused, and the native formats serve the request).
     templated: Arc<Mutex<Option<TemplateCache>>>,
+    /// The model's own response template, used when a request carries none.
+    own: Option<Arc<Template>>,
     /// The limits every parser of this factory starts with.
     limits: Limits,
 }
 
-/// A response template and the factory it compiled to (`None`: it does not convert).
-type TemplateCache = (Value, Option<ParserFactory>);
+/// A response template and what it compiled to.
+type TemplateCache = (Value, Result<Arc<Template>, TemplateError>);
 
 const REQUIRED: &str = r#"
 name = "required"
@@ -195,6 +198,7 @@ impl ParserFactory {
             required: Arc::new(compile(reasoning, Some(&required))?),
             named: Arc::new(compile(reasoning, Some(&named))?),
             templated: Arc::default(),
+            own: None,
             limits: Limits::default(),
         })
     }
@@ -240,6 +244,7 @@ impl ParserFactory {
             required: Arc::new(self.required.bind(vocab)?),
             named: Arc::new(self.named.bind(vocab)?),
             templated: Arc::default(),
+            own: self.own.clone(),
             limits: self.limits,
         })
     }
@@ -261,36 +266,58 @@ impl ParserFactory {
         &self.native
     }
 
-    /// The factory of the formats a response template describes (see
-    /// [`crate::format::template`]), with tool calls when this pair has them.
-    pub fn with_template(&self, template: &Value) -> Result<ParserFactory, FormatError> {
-        let (r, t) = crate::format::template::template_specs(template, self.native.has_tools())?;
-        ParserFactory::new(Some(&r), t.as_ref())
+    /// This factory with a model's own response template (see
+    /// [`crate::format::response_template`]): every request that carries
+    /// no template of its own is parsed by it. A template Sift cannot
+    /// express exactly is refused with the reason.
+    pub fn with_template(&self, template: &Value) -> Result<ParserFactory, TemplateError> {
+        let t = crate::format::response_template::load(template)?;
+        Ok(ParserFactory { own: Some(Arc::new(t)), ..self.clone() })
     }
 
-    /// The factory for a request's response template (format `template_init`),
-    /// compiled when it differs from the last one seen.
-    fn templated_for(&self, req: &Request) -> Option<ParserFactory> {
+    /// The model's own response template, when the factory has one.
+    pub fn own_template(&self) -> Option<&Arc<Template>> {
+        self.own.as_ref()
+    }
+
+    /// Whether (and why not) a request's response template (format
+    /// `template_init`) is used: `None` when it carries none.
+    pub fn request_template(&self, req: &Request) -> Option<Result<Arc<Template>, TemplateError>> {
         let key = self.native.template_init.as_deref()?;
         let tpl = req.init_kwargs.as_ref()?.get(key).filter(|v| !v.is_null())?;
         let mut cache = self.templated.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((seen, f)) = cache.as_ref() {
+        if let Some((seen, t)) = cache.as_ref() {
             if seen == tpl {
-                return f.clone();
+                return Some(t.clone());
             }
         }
-        let f = self.with_template(tpl).ok();
-        *cache = Some((tpl.clone(), f.clone()));
-        f
+        let t = crate::format::response_template::load(tpl).map(Arc::new);
+        *cache = Some((tpl.clone(), t.clone()));
+        Some(t)
+    }
+
+    /// The template a request is parsed by: its own (when it compiles), else the model's.
+    fn template_for(&self, req: &Request) -> Option<Arc<Template>> {
+        match self.request_template(req) {
+            Some(Ok(t)) => Some(t),
+            _ => self.own.clone(),
+        }
     }
 
     /// A parser for one request.
     pub fn parser(&self, req: &Request) -> Parser {
-        if let Some(f) = self.templated_for(req) {
-            return f.with_limits(self.limits).parser(req);
-        }
         let pick = self.pick(req);
         let mut p = self.build(req, &pick, None);
+        if let Some(t) = self.template_for(req) {
+            let set = StreamSettings {
+                tools: Arc::clone(&req.tools),
+                calls: self.native.has_tools() && t.has_calls() && req.tool_choice != ToolChoice::None,
+                include_reasoning: req.include_reasoning,
+                id_seed: req.id_seed,
+            };
+            p.rt = Some(Box::new(Stream::new(t, set, req.prompt.as_deref())));
+            return p;
+        }
         if req.vllm_one_shot && pick.fmt.one_shot.is_on() {
             // vLLM's one-shot answer depends on the whole output: held until it ends.
             p.whole = Some(Box::new(crate::whole::Whole::new(self.clone(), req.clone(), pick)));
@@ -403,7 +430,7 @@ impl ParserFactory {
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
-        Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None }
+        Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None, rt: None }
     }
 
     /// One-shot: push everything, finish, fold.
@@ -427,15 +454,17 @@ pub(crate) struct Pick {
 /// The per-request streaming parser.
 #[derive(Debug)]
 pub struct Parser {
-    engine: Engine,
-    finished: bool,
+    pub(crate) engine: Engine,
+    pub(crate) finished: bool,
     /// Message-level filters (`post.rs`), when the format asks for any.
-    post: Option<Box<crate::post::Post>>,
+    pub(crate) post: Option<Box<crate::post::Post>>,
     /// The limits and what they cut (`limits.rs`).
     pub(crate) limits: LimitState,
     /// The whole output, held (`vllm_one_shot` for a format whose vLLM
     /// one-shot answer depends on all of it; see `whole.rs`).
-    whole: Option<Box<crate::whole::Whole>>,
+    pub(crate) whole: Option<Box<crate::whole::Whole>>,
+    /// The region machine of a response template, which then parses alone.
+    pub(crate) rt: Option<Box<Stream>>,
 }
 
 impl Parser {
@@ -449,9 +478,10 @@ impl Parser {
             return w.push(text, ids);
         }
         let mark = Self::mark(out);
-        match &mut self.post {
-            None => self.engine.push(text, ids, out),
-            Some(p) => {
+        match (&mut self.rt, &mut self.post) {
+            (Some(rt), _) => rt.push(text, out),
+            (None, None) => self.engine.push(text, ids, out),
+            (None, Some(p)) => {
                 let mut d = p.scratch();
                 self.engine.push(text, ids, &mut d);
                 p.apply(d, false, out);
@@ -510,9 +540,10 @@ impl Parser {
             return;
         }
         let mark = Self::mark(out);
-        match &mut self.post {
-            None => self.engine.finish(out),
-            Some(p) => {
+        match (&mut self.rt, &mut self.post) {
+            (Some(rt), _) => rt.finish(out),
+            (None, None) => self.engine.finish(out),
+            (None, Some(p)) => {
                 let mut d = p.scratch();
                 self.engine.finish(&mut d);
                 p.apply(d, true, out);
@@ -551,6 +582,9 @@ impl Parser {
     /// Whether the output is inside reasoning right now (for a
     /// [`crate::ReasoningCounter`] started mid-stream).
     pub fn in_reasoning(&self) -> bool {
+        if let Some(rt) = &self.rt {
+            return rt.in_reasoning();
+        }
         self.engine.in_reasoning()
     }
 
@@ -560,8 +594,12 @@ impl Parser {
     }
 
     /// Bytes the lexer holds back because they may begin a marker: always
-    /// fewer than [`crate::MAX_MARKER_LEN`], however long the stream.
+    /// fewer than [`crate::MAX_MARKER_LEN`], however long the stream (a
+    /// response template holds pending delimiters and an open call region).
     pub fn held_bytes(&self) -> usize {
+        if let Some(rt) = &self.rt {
+            return rt.held_bytes();
+        }
         self.engine.held_bytes()
     }
 }

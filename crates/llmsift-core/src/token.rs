@@ -34,7 +34,7 @@ impl<F: Fn(&str) -> Option<u32>> Vocab for F {
 /// implicit reasoning), construct with `inside = true`; a start marker as
 /// the very first id then opens that same reasoning (Qwen3 writes `<think>`
 /// although its parser starts inside reasoning), it does not nest.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReasoningCounter {
     start: Option<u32>,
     end: u32,

@@ -27,6 +27,11 @@
 //! compiles grammars with the `llguidance` crate; it is off by default
 //! because that crate is heavy to build.
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod constraint;
 pub mod error;
 pub mod family;

@@ -180,7 +180,7 @@ pub struct ChoiceOutput {
 /// The per-choice stream processor.
 #[derive(Debug)]
 pub struct ChoiceProcessor {
-    parser: Parser,
+    pub(crate) parser: Parser,
     choice: ToolChoiceMode,
     parallel: bool,
     include_reasoning: bool,
@@ -192,21 +192,16 @@ pub struct ChoiceProcessor {
     /// the family writes in its own format), not the serving layer.
     calls_by_parser: bool,
     ids_to_parser: bool,
-    counter: Option<ReasoningCounter>,
-    completion_tokens: u64,
-    calls_sent: bool,
-    finished: Option<FinishReason>,
+    pub(crate) counter: Option<ReasoningCounter>,
+    pub(crate) completion_tokens: u64,
+    pub(crate) calls_sent: bool,
+    pub(crate) finished: Option<FinishReason>,
 }
 
 impl ChoiceProcessor {
     /// A processor for one choice of a checked request.
     pub fn new(factory: &ParserFactory, req: &CheckedRequest, opts: &Options) -> ChoiceProcessor {
-        let parser = factory.parser(&llmsift_core::Request {
-            vllm_text_loss: opts.vllm_text_loss,
-            vllm_one_shot: opts.vllm_one_shot,
-            choice_as_json: opts.choice_as_json,
-            ..req.to_core()
-        });
+        let parser = factory.parser(&Self::core_request(req, opts));
         let counter = opts.reasoning_counter.clone().or_else(|| {
             let (start, end) = factory.format().reasoning_token_ids()?;
             // The core names its reasoning state `reasoning` in every built-in format.
@@ -230,6 +225,16 @@ impl ChoiceProcessor {
             completion_tokens: 0,
             calls_sent: false,
             finished: None,
+        }
+    }
+
+    /// The core request of a choice (also what a carried state resumes with).
+    pub(crate) fn core_request(req: &CheckedRequest, opts: &Options) -> llmsift_core::Request {
+        llmsift_core::Request {
+            vllm_text_loss: opts.vllm_text_loss,
+            vllm_one_shot: opts.vllm_one_shot,
+            choice_as_json: opts.choice_as_json,
+            ..req.to_core()
         }
     }
 

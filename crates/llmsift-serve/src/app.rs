@@ -54,6 +54,8 @@ pub struct Shared {
     pub allowed_origins: Vec<String>,
     /// Per-chunk relay stamps (`--stamps`; off by default).
     pub stamps: Stamps,
+    /// The key carried stream states are sealed with (`--state-key`; see `scaleout`).
+    pub state_key: llmsift_protocol::carry::StateKey,
     permits: Arc<Semaphore>,
     seq: AtomicU64,
     started: u64,
@@ -76,6 +78,7 @@ impl AppState {
             models,
             metrics: Metrics::default(),
             stamps: Stamps::default(),
+            state_key: crate::scaleout::process_key(),
             permits: Arc::new(Semaphore::new(limits.max_concurrent)),
             limits,
             api_key,
@@ -85,7 +88,15 @@ impl AppState {
         }))
     }
 
-    fn next_id(&self, prefix: &str) -> String {
+    /// The same state with the replicas' shared state key (before serving).
+    pub fn with_state_key(mut self, key: llmsift_protocol::carry::StateKey) -> AppState {
+        if let Some(s) = Arc::get_mut(&mut self.0) {
+            s.state_key = key;
+        }
+        self
+    }
+
+    pub(crate) fn next_id(&self, prefix: &str) -> String {
         let n = self.0.seq.fetch_add(1, Ordering::Relaxed);
         format!("{prefix}-{:08x}{:08x}", self.0.started & 0xffff_ffff, n)
     }
@@ -104,8 +115,11 @@ pub fn app(state: AppState) -> Router {
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/metrics", get(metrics_route))
         .route("/debug/stamps", get(stamps_route))
+        .merge(crate::scaleout::routes())
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(state.clone(), gate))
+        // `tracing` spans and events per request (debug), 5xx as errors.
+        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state.clone());
     if !state.0.allowed_origins.is_empty() {
         router = router.layer(cors(&state.0.allowed_origins));
@@ -367,7 +381,7 @@ impl Drop for Relay {
     }
 }
 
-fn render(
+pub(crate) fn render(
     model: &Model,
     messages: &[Value],
     tools: Option<&Vec<Value>>,

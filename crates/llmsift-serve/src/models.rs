@@ -16,6 +16,7 @@ use crate::config::{BackendKind, Config, GuidedFields, ModelConfig};
 use crate::error::{ApiError, ServeError};
 use crate::recording::Recording;
 use serde_json::Value;
+use llmsift_core::format::response_template;
 use llmsift_core::{ParserFactory, Registry};
 use llmsift_protocol::{CheckOptions, IdStyle, Options};
 use llmsift_templates::TemplateSet;
@@ -121,10 +122,23 @@ fn build(
 ) -> Result<Model, ServeError> {
     let kind = m.backend.unwrap_or(BackendKind::Completions);
     let template_path = m.template_path();
-    let (reasoning, tools) = resolve_auto(m, template_path.as_deref())?;
     let reg = Registry::builtin();
-    let factory =
-        reg.factory(reasoning.as_deref(), tools.as_deref()).map_err(|e| model_err(m, e.to_string()))?;
+    let (reasoning, tools, factory) = match own_template(m, template_path.as_deref())? {
+        Some(tpl) => {
+            // The model's own response template, under vLLM's name for it.
+            let hf = response_template::PARSER;
+            let f = reg.factory(Some(hf), Some(hf)).map_err(|e| model_err(m, e.to_string()))?;
+            let f = f.with_template(&tpl).map_err(|e| model_err(m, format!("its own {e}")))?;
+            (Some(hf.to_string()), Some(hf.to_string()), f)
+        }
+        None => {
+            let (reasoning, tools) = resolve_auto(m, template_path.as_deref())?;
+            let f = reg
+                .factory(reasoning.as_deref(), tools.as_deref())
+                .map_err(|e| model_err(m, e.to_string()))?;
+            (reasoning, tools, f)
+        }
+    };
     let view = match m.tokenizer_path() {
         Some(p) => match views.get(&p) {
             Some(v) => Some(v.clone()),
@@ -212,6 +226,22 @@ fn load_templates(p: &Path) -> Result<TemplateSet, String> {
         TemplateSet::from_template_file(p)
     };
     r.map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// The model's own `response_template` (its `tokenizer_config.json`), used
+/// when no parser is named (or `auto`): a template Sift refuses stops the
+/// start with the reason, so nothing is parsed by an approximation.
+fn own_template(m: &ModelConfig, template: Option<&Path>) -> Result<Option<Value>, ServeError> {
+    let unnamed = |n: &Option<String>| n.is_none() || n.as_deref() == Some("auto");
+    if !unnamed(&m.reasoning_parser) || !unnamed(&m.tool_call_parser) {
+        return Ok(None);
+    }
+    let Some(path) = template.filter(|p| p.extension().is_some_and(|e| e == "json")) else { return Ok(None) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ServeError::Io { path: path.display().to_string(), source })?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| model_err(m, format!("{}: {e}", path.display())))?;
+    Ok(response_template::of_config(&v).cloned())
 }
 
 /// `auto` parser names, detected from the template's markers as `sift detect` does.

@@ -1,9 +1,9 @@
 //! Formats: the language ([`spec`]), compilation and validation
-//! ([`compile`]), and the immutable compiled form the engine reads.
+//! ([`mod@compile`]), and the immutable compiled form the engine reads.
 pub mod compile;
 pub mod compiled;
 pub mod spec;
-pub mod template;
+pub mod response_template;
 
 pub use compile::{compile, MAX_MARKER_LEN};
 pub use compiled::{Format, StateId, TermId};

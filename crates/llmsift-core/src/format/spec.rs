@@ -76,7 +76,7 @@ pub struct FormatSpec {
     pub relaxed_values: Option<String>,
     /// A `parser_init_kwargs` key holding a response template (vLLM's `hf`
     /// parser: `response_template`): a request that carries one is parsed
-    /// by the formats the template describes (see `format::template`).
+    /// by that template (see `format::response_template`).
     #[serde(default)]
     pub template_init: Option<String>,
     /// vLLM's one-shot answer drops content written after a call was emitted
