@@ -604,3 +604,37 @@ fn every_vllm_request_field_is_forwarded_done_or_refused() {
         assert_eq!(status, 200, "{patch}: {text}");
     }
 }
+
+#[path = "scaleout/schema.rs"]
+mod schema;
+
+/// The render endpoint (scale-out) puts the same constraint in its
+/// `sampling_params`, without the reasoning marker: the vLLM worker is told
+/// `reasoning_ended` and holds the constraint until reasoning ends itself.
+#[test]
+fn render_carries_the_constraint_in_sampling_params() {
+    let s = setup();
+    let rf = json!({"type": "json_schema", "json_schema": {"name": "w", "schema": schema()}});
+    let cases: [(Value, &str, Option<Value>); 5] = [
+        (
+            json!({"tool_choice": "required"}),
+            "/structured_outputs/structural_tag#/format/type",
+            Some(json!("triggered_tags")),
+        ),
+        (
+            json!({"tool_choice": "required"}),
+            "/structured_outputs/structural_tag#/format/at_least_one",
+            Some(json!(true)),
+        ),
+        (json!({"response_format": rf}), "/structured_outputs/json", Some(schema())),
+        (json!({"structured_outputs": {"regex": "a+"}}), "/structured_outputs/regex", Some(json!("a+"))),
+        (json!({"tool_choice": "none"}), "/structured_outputs", None),
+    ];
+    for (patch, path, want) in cases {
+        let (status, text) = s.ask_at("/v1/chat/completions/render", &request("completions", &patch));
+        assert_eq!(status, 200, "{patch}: {text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        schema::check("chat_render.response", &v);
+        assert_eq!(at(&v["sampling_params"], path), want, "{patch}: {path} in {text}");
+    }
+}

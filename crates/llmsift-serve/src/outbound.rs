@@ -279,6 +279,31 @@ pub fn constraint(
     Ok(Some((c, start.marker().map(str::to_string))))
 }
 
+/// vLLM's `structured_outputs` object for a constraint that starts after
+/// `after` (the reasoning end marker) when given.
+pub fn structured_outputs(c: &Constraint, after: Option<&str>) -> Value {
+    match (c, after) {
+        (Constraint::JsonSchema(s), None) => json!({"json": s}),
+        (Constraint::JsonObject, None) => json!({"json_object": true}),
+        _ => json!({"structural_tag": structural_tag_json(c, after).to_string()}),
+    }
+}
+
+/// `structured_outputs` for a vLLM worker that is told `reasoning_ended`
+/// and runs the reasoning parser itself (the render endpoints'
+/// `sampling_params`): the constraint without the reasoning marker, the
+/// worker's engine holding it until reasoning ends; a client's own wins.
+pub fn render_structured_outputs(
+    model: &Model,
+    req: &CheckedRequest,
+    body: &Map<String, Value>,
+) -> Result<Option<Value>, ApiError> {
+    if let Some(so) = body.get("structured_outputs").filter(|v| !v.is_null()) {
+        return Ok(Some(so.clone()));
+    }
+    Ok(constraint(model, req, body, None)?.map(|(c, _)| structured_outputs(&c, None)))
+}
+
 fn constrain(
     model: &Model,
     req: &CheckedRequest,
@@ -322,12 +347,7 @@ fn constrain(
         // A client's own `structured_outputs` wins, as in vLLM.
         (_, GuidedFields::Vllm) if out.contains_key("structured_outputs") => {}
         (_, GuidedFields::Vllm) => {
-            let so = match (&c, after) {
-                (Constraint::JsonSchema(s), None) => json!({"json": s}),
-                (Constraint::JsonObject, None) => json!({"json_object": true}),
-                _ => json!({"structural_tag": structural_tag_json(&c, after).to_string()}),
-            };
-            out.insert("structured_outputs".into(), so);
+            out.insert("structured_outputs".into(), structured_outputs(&c, after));
         }
         (_, GuidedFields::Sglang) => {
             let (k, v) = match (&c, after) {

@@ -3,7 +3,8 @@
 //! tokenized), for a token-in/token-out worker's `/inference/v1/generate`.
 //!
 //! Owns the mapping of request fields to `sampling_params` (the keys a
-//! request sets, under vLLM's `SamplingParams` names) and `reasoning_ended`
+//! request sets, under vLLM's `SamplingParams` names, and the decoding
+//! constraint as `structured_outputs`, from `crate::outbound`) and `reasoning_ended`
 //! (whether the rendered prompt already left reasoning, as the pair's
 //! parser reads the prompt's tail).
 
@@ -104,7 +105,12 @@ fn dialect(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Resul
     let logprobs =
         checked.logprobs.then(|| json!(obj.get("top_logprobs").and_then(Value::as_u64).unwrap_or(0)));
     let skip = checked.skips_special_tokens(&model.factory);
-    Ok(generate_request(s, &model, ids, sampling(&obj, checked.max_tokens, skip, logprobs), &checked, &obj))
+    let mut sp = sampling(&obj, checked.max_tokens, skip, logprobs);
+    // The same decoding constraint the gateway sends a completions backend.
+    if let Some(so) = crate::outbound::render_structured_outputs(&model, &checked, &obj)? {
+        sp["structured_outputs"] = so;
+    }
+    Ok(generate_request(s, &model, ids, sp, &checked, &obj))
 }
 
 /// vLLM's `GenerateRequest` for rendered prompt ids.
