@@ -72,6 +72,11 @@ pub struct ModelConfig {
     pub enable_auto_tool_choice: bool,
     /// Demo only: the recording replayed (a file under `examples/demo/`, by name).
     pub recording: Option<String>,
+    /// Answer as vLLM does where Sift's default answer differs
+    /// (`docs/deviations.md`): text vLLM drops into no field is dropped
+    /// (`vllm_text_loss`), and one-shot decisions vLLM makes on the whole
+    /// output are made on it (`vllm_one_shot`: such formats hold the output).
+    pub vllm_compat: bool,
 }
 
 /// Limits and timeouts.

@@ -181,6 +181,8 @@ fn build(
     let opts = Options {
         id_style: IdStyle::for_tool_parser(tools.as_deref()),
         match_markers_by_id: view.is_some(),
+        vllm_text_loss: m.vllm_compat,
+        vllm_one_shot: m.vllm_compat,
         ..Options::default()
     };
     Ok(Model {
