@@ -45,6 +45,9 @@ pub struct ServeArgs {
     /// Parse calls when tool_choice is auto. [vLLM: --enable-auto-tool-choice]
     #[arg(long)]
     pub enable_auto_tool_choice: bool,
+    /// Answer as vLLM does where Sift's answer differs (docs/deviations.md: text vLLM drops, one-shot decisions on the whole output), for every served model; per model: `vllm_compat` in --config. [Sift only]
+    #[arg(long)]
+    pub vllm_compat: bool,
     /// The name clients send as `model`. [vLLM: --served-model-name]
     #[arg(long)]
     pub served_model_name: Option<String>,
@@ -134,7 +137,11 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
             enable_auto_tool_choice: a.enable_auto_tool_choice,
             recording: None,
             guided_fields: Default::default(),
+            vllm_compat: false,
         });
+    }
+    if a.vllm_compat {
+        c.models.iter_mut().for_each(|m| m.vllm_compat = true);
     }
     Ok(c)
 }

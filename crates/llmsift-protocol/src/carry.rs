@@ -278,8 +278,8 @@ impl ChoiceProcessor {
         opts: &Options,
         state: ProcessorState,
     ) -> Result<ChoiceProcessor, CarryError> {
-        let mut p = ChoiceProcessor::new(factory, req, opts);
-        p.parser = factory.resume(&ChoiceProcessor::core_request(req, opts), state.parser)?;
+        let parser = factory.resume(&ChoiceProcessor::core_request(req, opts), state.parser)?;
+        let mut p = ChoiceProcessor::with_parser(factory, req, opts, parser);
         p.counter = state.counter;
         p.completion_tokens = state.completion_tokens;
         p.calls_sent = state.calls_sent;

@@ -201,7 +201,16 @@ pub struct ChoiceProcessor {
 impl ChoiceProcessor {
     /// A processor for one choice of a checked request.
     pub fn new(factory: &ParserFactory, req: &CheckedRequest, opts: &Options) -> ChoiceProcessor {
-        let parser = factory.parser(&Self::core_request(req, opts));
+        Self::with_parser(factory, req, opts, factory.parser(&Self::core_request(req, opts)))
+    }
+
+    /// A processor around a parser built for this choice (new, or resumed).
+    pub(crate) fn with_parser(
+        factory: &ParserFactory,
+        req: &CheckedRequest,
+        opts: &Options,
+        parser: Parser,
+    ) -> ChoiceProcessor {
         let counter = opts.reasoning_counter.clone().or_else(|| {
             let (start, end) = factory.format().reasoning_token_ids()?;
             // The core names its reasoning state `reasoning` in every built-in format.

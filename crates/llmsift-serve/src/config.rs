@@ -75,6 +75,11 @@ pub struct ModelConfig {
     /// `completions` only: the field names the decoding constraint is sent
     /// under (`vllm`: `structured_outputs`; `sglang`: SGLang's own).
     pub guided_fields: GuidedFields,
+    /// Answer as vLLM does where Sift's default answer differs
+    /// (`docs/deviations.md`): text vLLM drops into no field is dropped
+    /// (`vllm_text_loss`), and one-shot decisions vLLM makes on the whole
+    /// output are made on it (`vllm_one_shot`: such formats hold the output).
+    pub vllm_compat: bool,
 }
 
 /// Whose names a `completions` backend takes for decoding constraints.

@@ -199,6 +199,8 @@ fn build(
         match_markers_by_id: view.is_some(),
         // A chat backend guides `required`/named itself, to vLLM's JSON.
         choice_as_json: kind == BackendKind::Chat,
+        vllm_text_loss: m.vllm_compat,
+        vllm_one_shot: m.vllm_compat,
         ..Options::default()
     };
     Ok(Model {

@@ -119,11 +119,14 @@ fn model_of(s: &AppState, b: &Map<String, Value>) -> Result<(Arc<Model>, Tokeniz
 }
 
 /// The checked chat request a derender parses for (`chat_request`; a
-/// request without tools when absent), its prompt read from the prompt ids.
+/// request without tools when absent), its prompt read from the prompt ids
+/// when `prompt` (a resumed parser has read it already, unless it holds the
+/// whole output for a one-shot decision that reads it again at the end).
 fn chat_request(
     model: &Model,
     view: &TokenizerView,
     b: &Map<String, Value>,
+    prompt: bool,
 ) -> Result<CheckedRequest, ApiError> {
     let req = match b.get("chat_request").filter(|v| !v.is_null()) {
         Some(v) => {
@@ -141,8 +144,8 @@ fn chat_request(
         None => ChatCompletionRequest::from_value(json!({"messages": []})).expect("an empty request reads"),
     };
     let mut checked = req.check_with(&model.check)?;
-    let prompt = token_ids(b.get("prompt_token_ids"), "prompt_token_ids")?;
-    checked.prompt = prompt.map(|ids| view.decode(&ids));
+    let ids = token_ids(b.get("prompt_token_ids"), "prompt_token_ids")?;
+    checked.prompt = ids.filter(|_| prompt).map(|ids| view.decode(&ids));
     Ok(checked)
 }
 
@@ -154,7 +157,7 @@ fn kept(view: &TokenizerView, skip: bool, ids: &[u32]) -> Vec<u32> {
 /// Non-streaming chat derender: `generate_response` → a chat completion.
 fn chat_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let (model, view) = model_of(s, b)?;
-    let req = chat_request(&model, &view, b)?;
+    let req = chat_request(&model, &view, b, true)?;
     let g = field(b, "generate_response")?;
     let skip = req.skips_special_tokens(&model.factory);
     let mut outs = vec![];
@@ -263,13 +266,15 @@ fn carried(b: &Map<String, Value>) -> Result<Carried<'_>, ApiError> {
 /// Streaming chat derender: one generate chunk → `{chunk, stream_state}`.
 fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let (model, view) = model_of(s, b)?;
-    let req = chat_request(&model, &view, b)?;
+    let carry = carried(b)?;
+    let resumed = matches!(carry, Carried::Sift(_)) && !model.opts.vllm_one_shot;
+    let req = chat_request(&model, &view, b, !resumed)?;
     let g = field(b, "generate_chunk")?;
     let (index, ids, finish) = chunk_choice(g)?;
     let skip = req.skips_special_tokens(&model.factory);
     let bind = binding(&model, g, b, "chat_request");
     let key = &s.0.state_key;
-    let (mut proc, mut detok, mut role_sent, created) = match carried(b)? {
+    let (mut proc, mut detok, mut role_sent, created) = match carry {
         Carried::Sift(t) => {
             let c: ChatCarry = open(key, &bind, t).map_err(state_error)?;
             let p = ChoiceProcessor::resume(&model.factory, &req, &model.opts, c.processor)
