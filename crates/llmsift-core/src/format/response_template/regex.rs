@@ -16,7 +16,7 @@
 //! differently. Unicode classes (`\d`, `\w`, `\s`) use Rust's character
 //! properties (Python's `str.isspace` for `\s`); ASCII reads exactly.
 
-use super::pattern::{first_chars, is_word, Class, Look, Node, P};
+use super::pattern::{fails_onward, first_chars, is_word, Class, Look, Node, P};
 
 /// Why a pattern was refused.
 pub(crate) type PatternError = String;
@@ -53,6 +53,9 @@ pub(crate) struct Regex {
     /// Literal alternatives, longest first, when the pattern is just those
     /// (matched directly, with the same answers as the program).
     literals: Option<Vec<String>>,
+    /// A failure at one position means failure at every later one
+    /// (see [`fails_onward`]).
+    fails_onward: bool,
 }
 
 /// A match: byte span and the named groups that took part.
@@ -207,6 +210,7 @@ impl Regex {
             groups: p.groups,
             first: first_chars(&node),
             literals: None,
+            fails_onward: fails_onward(&node),
         })
     }
 
@@ -223,7 +227,14 @@ impl Regex {
         e.prog.push(Inst::Save(1));
         e.prog.push(Inst::Match);
         let literals = Some(sorted.into_iter().cloned().collect());
-        Regex { prog: e.prog, names: vec![], groups: 0, first: first_chars(&alt), literals }
+        Regex {
+            prog: e.prog,
+            names: vec![],
+            groups: 0,
+            first: first_chars(&alt),
+            literals,
+            fails_onward: false,
+        }
     }
 
     /// Named group names.
@@ -240,6 +251,12 @@ impl Regex {
                 Some(c) => set.contains(&c),
             },
         }
+    }
+
+    /// Whether a final failure at one position means the pattern fails at
+    /// every later position of the same text.
+    pub(crate) fn fails_onward(&self) -> bool {
+        self.fails_onward
     }
 
     /// Whether every match starts with one of a few known characters (so no
@@ -312,7 +329,11 @@ impl Regex {
                 let mut m =
                     Matcher { re: self, t: &t, hit_end: false, visited: Default::default(), steps: 0, at };
                 let mut caps = vec![None; 2 * self.groups + 2];
-                if let Some(end) = m.run(1, at, &mut caps) {
+                let found = m.run(1, at, &mut caps);
+                if found.is_none() && self.fails_onward {
+                    return None;
+                }
+                if let Some(end) = found {
                     let groups = (0..=self.groups)
                         .map(|g| match (caps[2 * g], caps[2 * g + 1]) {
                             (Some(a), Some(b)) => Some(hay[a..b].to_string()),
@@ -518,6 +539,15 @@ mod tests {
         assert_eq!(re.attempt(&t, 0), Attempt::Pending);
         let t = Text { hay: "</x", at_origin: true, before: None, eos: false };
         assert_eq!(re.attempt(&t, 0), Attempt::Fail);
+    }
+
+    #[test]
+    fn a_lookahead_over_the_rest_fails_onward() {
+        assert!(Regex::new(r"(?=[\s\S]*?</think>)").unwrap().fails_onward());
+        assert!(Regex::new(r"(?=.*</think>)").unwrap().fails_onward());
+        assert!(!Regex::new(r"(?=[\s\S]*?</think>)x").unwrap().fails_onward());
+        assert!(!Regex::new(r"(?=[^<]*?</think>)").unwrap().fails_onward());
+        assert!(!Regex::new(r"(?![\s\S]*?</think>)").unwrap().fails_onward());
     }
 
     #[test]
