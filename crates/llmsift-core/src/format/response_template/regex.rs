@@ -90,6 +90,10 @@ pub(crate) struct Text<'a> {
 
 const MAX_PROG: usize = 20_000;
 
+/// Above this many (instruction, position) pairs the matcher's record of
+/// visited states is a set rather than a bitmap (8 MiB).
+const MAX_VISITED_BITS: usize = 1 << 26;
+
 struct Emit {
     prog: Vec<Inst>,
 }
@@ -295,7 +299,15 @@ impl Regex {
             }
             return if hit_end { Attempt::Pending } else { Attempt::Fail };
         }
-        let mut m = Matcher { re: self, t, hit_end: false, visited: Default::default(), steps: 0, at };
+        let mut m = Matcher {
+            re: self,
+            t,
+            hit_end: false,
+            visited: Vec::new(),
+            visited_set: Default::default(),
+            steps: 0,
+            at,
+        };
         let mut caps = vec![None; 2 * self.groups + 2];
         let ok = m.run(1, at, &mut caps);
         if m.hit_end && !t.eos {
@@ -326,8 +338,15 @@ impl Regex {
                 return None;
             }
             if self.may_start(&t, at) {
-                let mut m =
-                    Matcher { re: self, t: &t, hit_end: false, visited: Default::default(), steps: 0, at };
+                let mut m = Matcher {
+                    re: self,
+                    t: &t,
+                    hit_end: false,
+                    visited: Vec::new(),
+                    visited_set: Default::default(),
+                    steps: 0,
+                    at,
+                };
                 let mut caps = vec![None; 2 * self.groups + 2];
                 let found = m.run(1, at, &mut caps);
                 if found.is_none() && self.fails_onward {
@@ -357,7 +376,8 @@ struct Matcher<'r, 't> {
     re: &'r Regex,
     t: &'t Text<'t>,
     hit_end: bool,
-    visited: std::collections::HashSet<(usize, usize)>,
+    visited: Vec<u64>,
+    visited_set: std::collections::HashSet<(usize, usize)>,
     steps: usize,
     at: usize,
 }
@@ -380,7 +400,22 @@ impl Matcher<'_, '_> {
             self.steps += 1;
             return true;
         }
-        self.visited.insert((pc, pos - self.at))
+        let width = self.t.hay.len() - self.at + 1;
+        let bits = self.re.prog.len() * width;
+        if bits > MAX_VISITED_BITS {
+            // A large pattern over a long text: a set of what was visited.
+            return self.visited_set.insert((pc, pos - self.at));
+        }
+        if self.visited.is_empty() {
+            // Allocated only by an attempt that already explored this much,
+            // so its size is in proportion to the work.
+            self.visited = vec![0; bits.div_ceil(64)];
+        }
+        let k = pc * width + (pos - self.at);
+        let (w, b) = (k / 64, 1u64 << (k % 64));
+        let fresh = self.visited[w] & b == 0;
+        self.visited[w] |= b;
+        fresh
     }
 
     fn look(&mut self, l: Look, pos: usize) -> bool {
@@ -478,7 +513,8 @@ impl Matcher<'_, '_> {
                             re: self.re,
                             t: self.t,
                             hit_end: false,
-                            visited: Default::default(),
+                            visited: Vec::new(),
+                            visited_set: Default::default(),
                             steps: 0,
                             at: pos,
                         };
