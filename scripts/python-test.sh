@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the `sift` wheel (crates/llmsift-python, maturin), installs it into a
-# fresh venv, checks `import llmsift; print(llmsift.parsers())`, and runs the
-# pytest suite (the Python API, and the shared corpus through `llmsift.Parser`
-# compared with `sift parse --jsonl`).
+# Builds the `llmsift` wheel (scripts/build-wheel.sh), installs it into a
+# fresh venv (no vLLM), checks `import llmsift; print(llmsift.parsers())`, and
+# runs the pytest suite (the Python API; the wheel's tags and vLLM entry point;
+# the shared corpus through `llmsift.Parser` compared with `sift parse --jsonl`).
 #   SIFT_PY_CACHE   where the build venv, wheels and the fresh venv live
 #                   (default ~/.cache/sift/py; outside git)
+#   SIFT_WHEEL_PROFILE  dev for a debug-built wheel (see build-wheel.sh)
 #   SIFT_BIN        the `sift` binary whose answers are the reference
 #                   (default: built here, debug, without `serve`)
 # Extra arguments go to pytest.
@@ -13,13 +14,9 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cache="${SIFT_PY_CACHE:-$HOME/.cache/sift/py}"
 mkdir -p "$cache"
 py=$(command -v python3)
-if [[ ! -x "$cache/build/bin/maturin" ]]; then
-    "$py" -m venv "$cache/build"
-    "$cache/build/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.7,<2" >&2
-fi
+# The portable wheel (abi3, manylinux_2_28), as scripts/build-wheel.sh makes it.
 rm -rf "$cache/wheels"
-(cd "$repo/crates/llmsift-python" && "$cache/build/bin/maturin" build --release --quiet -o "$cache/wheels")
-wheel=$(ls "$cache"/wheels/llmsift-*.whl)
+wheel=$(SIFT_PY_CACHE="$cache" bash "$repo/scripts/build-wheel.sh" "$cache/wheels" | tail -1)
 # A fresh venv each run: the wheel must install on its own.
 rm -rf "$cache/fresh"
 "$py" -m venv "$cache/fresh"

@@ -3,7 +3,7 @@
 #
 # Makes a venv that sees the oracle's vLLM (scripts/oracle/install.sh; the
 # oracle venv is only read, through a .pth file) and installs the freshly
-# built `sift` wheel into it; drives every case of the shared corpus and of
+# built `llmsift` wheel (scripts/build-wheel.sh) into it; drives every case of the shared corpus and of
 # the oracle corpus (crates/llmsift-conformance/tests/cases/oracle-*.jsonl)
 # through the plugin's classes as vLLM's serving layer calls them
 # (crates/llmsift-python/tests/vllm/drive.py), and scores the answers with the
@@ -11,7 +11,9 @@
 #   1. against Sift's own answers (`sift parse --jsonl`): must agree on 100%,
 #      the unified parser on both corpora, the split classes on the shared one;
 #   2. against vLLM's labels: must agree at least as often as Sift does.
-# First, the DeltaMessages the plugin builds without validation against
+# First, that vLLM's plugin loader registers the parsers through the wheel's
+# `vllm.general_plugins` entry point (no --*-parser-plugin flag); then the
+# DeltaMessages the plugin builds without validation against
 # validated ones, as objects and as the serving layer serialises them
 # (crates/llmsift-python/tests/vllm/models.py, over the shared corpus).
 #   SIFT_PY_CACHE      build venv, wheel, test venv, answers (default ~/.cache/sift/py)
@@ -24,12 +26,8 @@ cache="${SIFT_PY_CACHE:-$HOME/.cache/sift/py}"
 mkdir -p "$cache"
 oracle_py="${SIFT_ORACLE_PY:-$(bash "$repo/scripts/oracle/install.sh" | tail -1)}"
 site=$("$oracle_py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-if [[ ! -x "$cache/build/bin/maturin" ]]; then
-    python3 -m venv "$cache/build"
-    "$cache/build/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.7,<2" >&2
-fi
 rm -rf "$cache/wheels"
-(cd "$repo/crates/llmsift-python" && "$cache/build/bin/maturin" build --release --quiet -o "$cache/wheels")
+SIFT_PY_CACHE="$cache" bash "$repo/scripts/build-wheel.sh" "$cache/wheels" >/dev/null
 venv="$cache/vllm-venv"
 if [[ ! -x "$venv/bin/python" ]]; then
     "$oracle_py" -c 'import sys, venv; venv.create(sys.argv[1], with_pip=True)' "$venv" 2>/dev/null \
@@ -65,6 +63,24 @@ for line in sys.stdin:
     corpora+=(oracle)
 fi
 status=0
+echo "== entry point: vLLM's own plugin loader registers the sift_* names, no plugin flag"
+# vllm.plugins.load_general_plugins is what every vLLM process calls at
+# start-up; the wheel's vllm.general_plugins entry point must register here.
+"$venv/bin/python" -W ignore -c '
+import sys
+from vllm.plugins import load_general_plugins
+load_general_plugins()
+from vllm.reasoning import ReasoningParserManager
+from vllm.tool_parsers import ToolParserManager
+def names(m):
+    f = getattr(m, "list_registered", None)
+    return list(f()) if f else list(getattr(m, "reasoning_parsers", None) or getattr(m, "tool_parsers", {}))
+r, t = names(ReasoningParserManager), names(ToolParserManager)
+assert "llmsift.vllm" in sys.modules, "the entry point did not load llmsift.vllm"
+assert "sift_qwen3" in r and "sift_hermes" in t, "sift_qwen3 / sift_hermes not registered"
+print("registered by the entry point:", sum(n.startswith("sift_") for n in r), "reasoning,",
+      sum(n.startswith("sift_") for n in t), "tool parser names")
+' || status=1
 echo "== models: the plugin's unvalidated DeltaMessages against validated construction"
 "$venv/bin/python" -W ignore "$repo/crates/llmsift-python/tests/vllm/models.py" "$out/shared.jsonl" || status=1
 for c in "${corpora[@]}"; do

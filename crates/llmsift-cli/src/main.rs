@@ -9,7 +9,12 @@
 //! - `sift parsers` lists the registered parser names;
 //! - `sift detect PATH` names the parsers that fit a chat template or a
 //!   `tokenizer_config.json` (`--reasoning-parser auto` uses it too);
-//! - `sift serve` runs the OpenAI-compatible gateway (`llmsift-serve`).
+//! - `sift serve` runs the OpenAI-compatible gateway (`llmsift-serve`);
+//! - `sift completions SHELL` prints a shell completion script.
+//!
+//! An error ends the process with one line on stderr (`sift: error: …`, the
+//! causes joined by `: `) and exit status 1; the backtrace only when
+//! `RUST_BACKTRACE` asks for it.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser as Clap, Subcommand};
@@ -78,6 +83,11 @@ enum Cmd {
     /// spells them.
     #[cfg(feature = "serve")]
     Serve(Box<serve::ServeArgs>),
+    /// Print a shell completion script: `sift completions bash > ~/.local/share/bash-completion/completions/sift`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(clap::Args)]
@@ -126,16 +136,31 @@ struct ParseArgs {
     input: Option<PathBuf>,
 }
 
-fn main() -> Result<()> {
-    // A reader that stops early (`| head`) is not an error.
+fn main() -> std::process::ExitCode {
     match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // A reader that stops early (`| head`) is not an error.
         Err(e)
             if e.downcast_ref::<std::io::Error>()
                 .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
         {
-            Ok(())
+            std::process::ExitCode::SUCCESS
         }
-        r => r,
+        Err(e) => {
+            report(&e);
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// One line for the user; anyhow's backtrace (captured only when
+/// `RUST_BACKTRACE`/`RUST_LIB_BACKTRACE` ask) below it when there is one.
+fn report(e: &anyhow::Error) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "sift: error: {e:#}");
+    let bt = e.backtrace();
+    if bt.status() == std::backtrace::BacktraceStatus::Captured {
+        let _ = writeln!(err, "{bt}");
     }
 }
 
@@ -157,8 +182,10 @@ fn run() -> Result<()> {
         Cmd::Parse(a) => parse(*a),
         Cmd::Render { template, request, no_generation_prompt } => {
             let set = load_templates(&template)?;
-            let req: Value = serde_json::from_str(&std::fs::read_to_string(&request)?)
-                .with_context(|| format!("{} is not JSON", request.display()))?;
+            let text = std::fs::read_to_string(&request)
+                .with_context(|| format!("reading {}", request.display()))?;
+            let req: Value =
+                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", request.display()))?;
             let messages = req.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
             let mut r =
                 llmsift_templates::RenderRequest::new(messages).with_generation_prompt(!no_generation_prompt);
@@ -211,6 +238,11 @@ fn run() -> Result<()> {
         }
         #[cfg(feature = "serve")]
         Cmd::Serve(a) => serve::run(&a),
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "sift", &mut std::io::stdout());
+            Ok(())
+        }
         Cmd::Detect { path, json } => {
             let d = detect::detect(Registry::builtin(), &path)?;
             detect::print(&d, &detect::own_template(&path)?, json)?;
@@ -279,8 +311,8 @@ fn parse(mut a: ParseArgs) -> Result<()> {
     )?;
     let mut req = Request::default();
     if let Some(p) = &a.tools {
-        let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(p)?).context("tools file is not JSON")?;
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", p.display()))?;
         req.tools = Arc::new(Tools::from_json(&v));
     }
     if let Some(tc) = &a.tool_choice {

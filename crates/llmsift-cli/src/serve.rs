@@ -57,6 +57,9 @@ pub struct ServeArgs {
     /// Clients must send `Authorization: Bearer KEY` on /v1/* (401 otherwise); also $SIFT_API_KEY. [vLLM: --api-key]
     #[arg(long)]
     pub api_key: Option<String>,
+    /// The key replicas share to seal the scale-out derender's carried `stream_state` (at least 16 bytes); also $SIFT_STATE_KEY. Default: a random key per process. [Sift only]
+    #[arg(long)]
+    pub state_key: Option<String>,
     /// CORS origins, as a JSON list or comma-separated (default: CORS off). [vLLM: --allowed-origins]
     #[arg(long)]
     pub allowed_origins: Option<String>,
@@ -100,6 +103,7 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
         c.port = p;
     }
     c.api_key = a.api_key.clone().or_else(|| std::env::var("SIFT_API_KEY").ok()).or(c.api_key);
+    c.state_key = a.state_key.clone().or_else(|| std::env::var("SIFT_STATE_KEY").ok()).or(c.state_key);
     if let Some(o) = &a.allowed_origins {
         c.allowed_origins = origins(o);
     }
@@ -129,22 +133,51 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
             tool_call_parser: a.tool_call_parser.clone(),
             enable_auto_tool_choice: a.enable_auto_tool_choice,
             recording: None,
+            guided_fields: Default::default(),
         });
     }
     Ok(c)
 }
 
+/// Log lines go to stderr through `tracing`, filtered by `RUST_LOG` (default
+/// `info`: start-up, failed requests; `RUST_LOG=tower_http=debug` adds one
+/// line per request and response).
+fn init_logging() {
+    use std::io::IsTerminal;
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
 /// Runs `sift serve` until SIGINT/SIGTERM.
 pub fn run(a: &ServeArgs) -> Result<()> {
+    init_logging();
     let c = config(a)?;
     let names: Vec<String> = c.models.iter().map(|m| m.name().to_string()).collect();
+    for m in &c.models {
+        tracing::info!(
+            model = m.name(),
+            backend = ?m.backend.unwrap_or(BackendKind::Completions),
+            url = m.backend_url.as_deref().unwrap_or("-"),
+            reasoning_parser = m.reasoning_parser.as_deref().unwrap_or("-"),
+            tool_call_parser = m.tool_call_parser.as_deref().unwrap_or("-"),
+            "serving"
+        );
+    }
     llmsift_serve::run_blocking(c, |addr| {
-        // Tests and scripts read this line to learn the port.
+        // Printed whatever RUST_LOG says: tests and scripts read this line
+        // to learn the port, and a user reads it to learn the URL.
         let _ = writeln!(
             std::io::stderr(),
             "sift serve: listening on http://{addr} (models: {})",
             names.join(", ")
         );
     })
-    .context("sift serve")
+    .context("sift serve")?;
+    tracing::info!("shut down");
+    Ok(())
 }

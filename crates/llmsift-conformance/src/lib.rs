@@ -11,7 +11,13 @@
 //! Invariant: every case gets an answer; a case that cannot be run (unknown
 //! parser, a tokenizer lacking a marker) gets an `error`, never a panic.
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod answer;
+mod carry;
 mod case;
 mod roundtrip;
 mod run;
@@ -20,6 +26,7 @@ mod splits;
 mod tokspec;
 
 pub use answer::{delta_json, message_json, Answer};
+pub use carry::check_carried;
 pub use case::{Case, StreamSpec};
 pub use roundtrip::{roundtrip, Roundtrip};
 pub use run::{read_request, skips_special, stream_chunks, Runner};

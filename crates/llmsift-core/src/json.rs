@@ -21,7 +21,7 @@
 /// so that the limit, not the kernel, cuts a deep call (and says so).
 pub const MAX_DEPTH: usize = 256;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum St {
     /// Nothing yet; the first non-space byte starts the document.
     Start,
@@ -42,7 +42,11 @@ enum St {
     /// Inside a string value.
     Str { esc: u8 },
     /// Inside `true`, `false` or `null`.
-    Lit { lit: &'static [u8], pos: u8 },
+    Lit {
+        #[serde(with = "literal")]
+        lit: literal::Lit,
+        pos: u8,
+    },
     /// Inside a number; `last` is its last byte class.
     Num { last: NumAt },
     /// After a complete value: `,` or a closer (or the end at top level).
@@ -51,7 +55,7 @@ enum St {
     Done,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum NumAt {
     Minus,
     Zero,
@@ -81,7 +85,7 @@ pub enum Scan {
 }
 
 /// A streaming JSON validator (see the module docs for the watermark contract).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct JsonScanner {
     stack: Vec<u8>,
     st: St,
@@ -701,5 +705,28 @@ mod tests {
         let mut s = String::new();
         escape_into(&mut s, "a\"b\\c\nd\u{1}é");
         assert_eq!(s, "a\\\"b\\\\c\\nd\\u0001é");
+    }
+}
+
+/// `St::Lit`'s literal in a carried state (`crate::state`): its first byte,
+/// read back as the one static literal it starts.
+mod literal {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Named, so serde's derive does not take the field for borrowed bytes.
+    pub type Lit = &'static [u8];
+
+    const LITERALS: [&[u8]; 3] = [b"true", b"false", b"null"];
+
+    pub fn serialize<S: Serializer>(lit: &&'static [u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(lit.first().copied().unwrap_or(0))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static [u8], D::Error> {
+        let b = u8::deserialize(d)?;
+        LITERALS
+            .into_iter()
+            .find(|l| l[0] == b)
+            .ok_or_else(|| serde::de::Error::custom("unknown JSON literal"))
     }
 }

@@ -15,6 +15,11 @@
 //! assert_eq!(m.tool_calls[0].arguments, "{\"x\": 1}");
 //! ```
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod coerce;
 mod engine;
 pub mod error;
@@ -28,6 +33,7 @@ mod pylit;
 pub mod registry;
 pub mod schema;
 pub mod special;
+pub mod state;
 pub mod token;
 mod whole;
 
@@ -38,4 +44,5 @@ pub use message::{Delta, Folder, Message, Piece, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};
 pub use registry::{detection_text, Detection, Registry};
 pub use schema::{ParamType, Tools};
+pub use state::{ParserState, ParserStateRef, ResumeError};
 pub use token::{ReasoningCounter, Vocab};

@@ -24,7 +24,7 @@ use crate::message::Delta;
 use std::fmt;
 
 /// The limits one parser enforces. Every limit is on by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Bytes of one call's `arguments` text (default 8 MiB).
     pub max_argument_bytes: usize,
@@ -50,7 +50,7 @@ impl Limits {
 }
 
 /// A limit a message reached, and what became of the call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Exceeded {
     /// Call `index`'s arguments were cut at `limit` bytes and closed.
     ArgumentBytes {
@@ -95,7 +95,7 @@ impl std::error::Error for Exceeded {}
 const NEAR: usize = 4096;
 
 /// One call's arguments as seen so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct CallArgs {
     scan: JsonScanner,
     /// Bytes accepted (fed to the scanner, or counted once it went invalid).
@@ -107,7 +107,7 @@ struct CallArgs {
 }
 
 /// The per-parser limit state.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LimitState {
     limits: Limits,
     calls: Vec<CallArgs>,

@@ -55,7 +55,7 @@ pub struct Delta {
 
 /// One run of a delta's output, in the order it was written: `len` bytes of
 /// reasoning or content, or the next entry of `tool_calls`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Run {
     Reasoning(usize),
     Content(usize),
@@ -84,7 +84,7 @@ impl PartialEq for Delta {
 impl Eq for Delta {}
 
 /// A fragment of one tool call inside a [`Delta`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ToolCallDelta {
     /// Position of the call in the message (0-based).
     pub index: usize,
@@ -412,5 +412,27 @@ mod tests {
         d.retain_calls(|c| c.index == 1);
         d.drop_reasoning();
         assert_eq!(kinds(&d), ["c:x", "call:1:", "c:y"]);
+    }
+}
+
+/// A [`Delta`] in a carried parser state (`crate::state`), with the order
+/// of its parts: a held group's buffer is released with it later.
+pub(crate) mod full_delta {
+    use super::{Delta, Run, ToolCallDelta};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    struct Ref<'a>(&'a str, &'a str, &'a [ToolCallDelta], &'a [Run]);
+
+    #[derive(Deserialize)]
+    struct Owned(String, String, Vec<ToolCallDelta>, Vec<Run>);
+
+    pub fn serialize<S: Serializer>(d: &Delta, s: S) -> Result<S::Ok, S::Error> {
+        Ref(&d.reasoning, &d.content, &d.tool_calls, &d.runs).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Delta, D::Error> {
+        let Owned(reasoning, content, tool_calls, runs) = Owned::deserialize(d)?;
+        Ok(Delta { reasoning, content, tool_calls, spare: Vec::new(), runs })
     }
 }

@@ -94,6 +94,12 @@ pub struct Request {
     /// string) the parser holds the whole output and answers at its end;
     /// other formats stream as usual. `docs/deviations.md` lists them.
     pub vllm_one_shot: bool,
+    /// Read `tool_choice: "required"` and named functions as vLLM's JSON
+    /// answer (a list of `{"name", "parameters"}`, or the arguments), also
+    /// for a family that writes forced calls in its own format: the output
+    /// came from a backend that guided it to that JSON itself (a chat
+    /// backend given `tool_choice`).
+    pub choice_as_json: bool,
 }
 
 impl Default for Request {
@@ -109,6 +115,7 @@ impl Default for Request {
             id_seed: None,
             vllm_text_loss: false,
             vllm_one_shot: false,
+            choice_as_json: false,
         }
     }
 }
@@ -324,7 +331,7 @@ impl ParserFactory {
         let mut suppress = false;
         let mut named = None;
         let mut choice = None;
-        let native = self.native.calls.native_required && has_tools;
+        let native = self.native.calls.native_required && has_tools && !req.choice_as_json;
         if self.native.calls.need_tools && req.tools.is_empty() && has_tools {
             suppress = true;
         }
@@ -447,17 +454,17 @@ pub(crate) struct Pick {
 /// The per-request streaming parser.
 #[derive(Debug)]
 pub struct Parser {
-    engine: Engine,
-    finished: bool,
+    pub(crate) engine: Engine,
+    pub(crate) finished: bool,
     /// Message-level filters (`post.rs`), when the format asks for any.
-    post: Option<Box<crate::post::Post>>,
+    pub(crate) post: Option<Box<crate::post::Post>>,
     /// The limits and what they cut (`limits.rs`).
     pub(crate) limits: LimitState,
     /// The whole output, held (`vllm_one_shot` for a format whose vLLM
     /// one-shot answer depends on all of it; see `whole.rs`).
-    whole: Option<Box<crate::whole::Whole>>,
+    pub(crate) whole: Option<Box<crate::whole::Whole>>,
     /// The region machine of a response template, which then parses alone.
-    rt: Option<Box<Stream>>,
+    pub(crate) rt: Option<Box<Stream>>,
 }
 
 impl Parser {

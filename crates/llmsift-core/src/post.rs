@@ -24,21 +24,22 @@
 use crate::message::{Delta, Piece, ToolCallDelta};
 
 /// The filters one request runs.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Post {
     drop_text_with_calls: Option<DropText>,
     newlines: Option<(Unescape, Unescape)>,
     force: Option<Force>,
+    #[serde(skip)]
     scratch: Delta,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct DropText {
     called: bool,
     held: String,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Force {
     /// Whitespace-only content counts as content (no swap).
     only_absent: bool,
@@ -244,10 +245,11 @@ impl Force {
 }
 
 /// One stream's escaped-newline recovery (reasoning and content each have one).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Unescape {
     /// The marker that closes the code or LaTeX span we are in.
-    closing: Option<&'static str>,
+    #[serde(with = "closing")]
+    closing: closing::Marker,
     /// A tail that may still become an escape or a marker.
     pending: String,
     /// The text so far ends in a run of two or more backslashes, emitted as
@@ -410,5 +412,32 @@ mod tests {
         d.content.push_str(" answer");
         p.apply(d, false, &mut out);
         assert_eq!((out.reasoning.as_str(), out.content.as_str()), ("think", " answer"));
+    }
+}
+
+/// `Unescape::closing` in a carried state (`crate::state`): the marker's
+/// text, read back as the one static marker it names.
+mod closing {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Named, so serde's derive does not take the field for borrowed text.
+    pub type Marker = Option<&'static str>;
+
+    /// Every marker `Unescape` closes a span with.
+    const MARKERS: [&str; 6] = ["```", "`", "$$", "$", "\\)", "\\]"];
+
+    pub fn serialize<S: Serializer>(m: &Option<&'static str>, s: S) -> Result<S::Ok, S::Error> {
+        m.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'static str>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(m) => MARKERS
+                .iter()
+                .find(|k| **k == m)
+                .map(|k| Some(*k))
+                .ok_or_else(|| serde::de::Error::custom("unknown span marker")),
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 pub use crate::coerce::type_json_args;
 
 /// The declared type of one parameter, reduced to what conversion needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ParamType {
     /// Text, kept as a JSON string (also: no schema for this parameter).
     String,

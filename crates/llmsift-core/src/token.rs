@@ -31,27 +31,36 @@ impl<F: Fn(&str) -> Option<u32>> Vocab for F {
 /// nested (depth only, never double-counted tokens); an end marker outside
 /// reasoning is ignored, so the count can never go negative. When the stream
 /// starts inside reasoning (a prompt that opened `<think>`, or a model with
-/// implicit reasoning), construct with `inside = true`.
-#[derive(Debug, Clone)]
+/// implicit reasoning), construct with `inside = true`; a start marker as
+/// the very first id then opens that same reasoning (Qwen3 writes `<think>`
+/// although its parser starts inside reasoning), it does not nest.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReasoningCounter {
     start: Option<u32>,
     end: u32,
     depth: u32,
     count: u64,
     ended: bool,
+    /// No id seen yet: a start marker first, in a stream that starts inside
+    /// reasoning, is the opener the prompt implied, not a nested one.
+    fresh: bool,
 }
 
 impl ReasoningCounter {
     /// A counter for the given start (optional) and end marker ids.
     pub fn new(start: Option<u32>, end: u32, inside: bool) -> Self {
-        ReasoningCounter { start, end, depth: u32::from(inside), count: 0, ended: false }
+        ReasoningCounter { start, end, depth: u32::from(inside), count: 0, ended: false, fresh: true }
     }
 
     /// Feeds a delta's token ids.
     pub fn push(&mut self, ids: &[u32]) {
         for &id in ids {
+            let fresh = std::mem::take(&mut self.fresh);
             if Some(id) == self.start {
-                self.depth = self.depth.saturating_add(1);
+                // A model that reasons implicitly may still write its opener.
+                if !(fresh && self.depth == 1) {
+                    self.depth = self.depth.saturating_add(1);
+                }
             } else if id == self.end {
                 if self.depth > 0 {
                     self.depth -= 1;
@@ -63,6 +72,15 @@ impl ReasoningCounter {
                 self.count += 1;
             }
         }
+    }
+
+    /// Feeds one id; returns whether it belongs to the reasoning: inside it,
+    /// or the start marker that opens it (an end marker inside counts as
+    /// inside; a stray one outside does not).
+    pub fn push_one(&mut self, id: u32) -> bool {
+        let reasoning = self.depth > 0 || Some(id) == self.start;
+        self.push(&[id]);
+        reasoning
     }
 
     /// Reasoning tokens seen so far.
@@ -87,6 +105,14 @@ mod tests {
         c.push(&[1, 9, 2, 2, 2, 10]);
         // 7, 8, 9 are inside; the nested start does not count twice.
         assert_eq!(c.count(), 3);
+        assert!(c.is_reasoning_end());
+    }
+
+    #[test]
+    fn an_opener_written_inside_implicit_reasoning_does_not_nest() {
+        let mut c = ReasoningCounter::new(Some(1), 2, true);
+        c.push(&[1, 4, 4, 2, 5, 5]);
+        assert_eq!(c.count(), 2);
         assert!(c.is_reasoning_end());
     }
 

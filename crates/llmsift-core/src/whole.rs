@@ -41,6 +41,17 @@ impl Whole {
         Whole { factory, req, pick, text: String::new(), ids: Some(vec![]) }
     }
 
+    /// The output held so far and its ids (a carried state: `crate::state`).
+    pub fn held(&self) -> (&str, Option<&[u32]>) {
+        (&self.text, self.ids.as_deref())
+    }
+
+    /// Restores what [`Whole::held`] gave on another parser of the same request.
+    pub fn restore(&mut self, text: String, ids: Option<Vec<u32>>) {
+        self.text = text;
+        self.ids = ids;
+    }
+
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>) {
         self.text.push_str(text);
         match (&mut self.ids, ids) {

@@ -27,6 +27,11 @@ pub enum GrammarError {
         /// The name given.
         name: String,
     },
+    /// `response_format` is not one Sift can turn into a constraint.
+    ResponseFormat {
+        /// What is wrong with it.
+        message: String,
+    },
     /// The grammar engine refused the exported grammar (an unsupported or
     /// contradictory schema, most of the time).
     Engine {
@@ -46,6 +51,7 @@ impl GrammarError {
         match self {
             GrammarError::ConflictingDefs { .. } | GrammarError::InvalidDefs { .. } => Some("tools"),
             GrammarError::UnknownTool { .. } => Some("tool_choice"),
+            GrammarError::ResponseFormat { .. } => Some("response_format"),
             GrammarError::Engine { .. } => None,
         }
     }
@@ -60,6 +66,7 @@ impl GrammarError {
                 format!("Tool '{tool}' has a `$defs` that is not an object.")
             }
             GrammarError::UnknownTool { name } => format!("Tool '{name}' has not been passed in `tools`."),
+            GrammarError::ResponseFormat { message } => message.clone(),
             GrammarError::Engine { message } => format!("Invalid structured output grammar: {message}"),
         }
     }

@@ -62,8 +62,24 @@ pub fn json_schema_lark(schema: &Value, opts: &LarkOptions) -> String {
     g.finish(body)
 }
 
+/// How many calls a tag grammar admits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Calls {
+    /// Any number, none included (`tool_choice: "auto"`).
+    Any,
+    /// One or more (`required`).
+    AtLeastOne,
+    /// Exactly one (named, or `parallel_tool_calls: false`).
+    One,
+}
+
 /// Lark for a structural tag.
 pub fn structural_tag_lark(tag: &StructuralTag, opts: &LarkOptions) -> String {
+    tag_lark(tag, opts, Calls::Any)
+}
+
+/// Lark for a structural tag whose calls are counted by `calls`.
+pub fn tag_lark(tag: &StructuralTag, opts: &LarkOptions, calls: Calls) -> String {
     let mut g = Grammar::new(opts);
     // Triggers: a lazy free-text lexeme up to the trigger's leading text,
     // or free text followed by the trigger's special token.
@@ -127,7 +143,12 @@ pub fn structural_tag_lark(tag: &StructuralTag, opts: &LarkOptions) -> String {
     } else {
         g.terminal("TAIL", &format!("ANY_TEXT & ~(ANY_TEXT ({}) ANY_TEXT)", tail_excludes.join(" | ")));
     }
-    let item = if items.is_empty() { String::new() } else { format!("({})* ", items.join(" | ")) };
+    let item = match (items.is_empty(), calls) {
+        (true, _) => String::new(),
+        (false, Calls::Any) => format!("({})* ", items.join(" | ")),
+        (false, Calls::AtLeastOne) => format!("({})+ ", items.join(" | ")),
+        (false, Calls::One) => format!("({}) ", items.join(" | ")),
+    };
     g.finish(format!("{item}TAIL"))
 }
 

@@ -8,6 +8,8 @@
 //!   auto      → structural_tag    free text + triggered tags in the family's format
 //! GrammarStart (grammar_start)    constrain now, or after the reasoning end marker
 //! Constraint::to_lark             llguidance Lark text, `%json` embedded
+//! structural_tag_json             xgrammar's structural tag (vLLM `structured_outputs`, SGLang)
+//! llamacpp_grammar                llama.cpp GBNF `grammar` (+ lazy triggers)
 //! llg::Checker (feature)          compile with llguidance, check acceptance of bytes
 //! ```
 //!
@@ -25,20 +27,29 @@
 //! compiles grammars with the `llguidance` crate; it is off by default
 //! because that crate is heavy to build.
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod constraint;
 pub mod error;
 pub mod family;
+pub mod gbnf;
 pub mod lark;
 #[cfg(feature = "llguidance")]
 pub mod llg;
 pub mod schema;
 pub mod start;
 pub mod tag;
+pub mod xgrammar;
 
-pub use constraint::{request_constraint, Constraint};
+pub use constraint::{forced_constraint, request_constraint, response_format_constraint, Constraint};
 pub use error::GrammarError;
 pub use family::Family;
-pub use lark::{json_schema_lark, structural_tag_lark, LarkOptions};
+pub use gbnf::{llamacpp_grammar, Gbnf};
+pub use lark::{json_schema_lark, structural_tag_lark, tag_lark, Calls, LarkOptions};
 pub use schema::{named_schema, required_schema};
 pub use start::{grammar_start, grammar_start_scan, GrammarStart};
 pub use tag::{pieces_text, structural_tag, Content, Piece, Section, StrictLevel, StructuralTag, Tag};
+pub use xgrammar::structural_tag_json;

@@ -262,6 +262,7 @@ impl CheckedRequest {
             id_seed: self.id_seed,
             vllm_text_loss: false,
             vllm_one_shot: false,
+            choice_as_json: false,
         }
     }
 

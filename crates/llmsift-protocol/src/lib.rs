@@ -28,8 +28,14 @@
 //! assert_eq!(frames.last().unwrap(), "data: [DONE]\n\n");
 //! ```
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod after_call;
 pub mod anthropic;
+pub mod carry;
 pub mod chat;
 pub mod check;
 pub mod error;

@@ -7,8 +7,11 @@
 //!   only call index 0;
 //! - call ids per family ([`crate::ids::IdStyle`]);
 //! - `include_reasoning: false`: reasoning removed from every delta, a delta
-//!   left empty is not sent, logprobs and token ids are hidden (they would
-//!   leak the reasoning);
+//!   left empty is not sent, token ids are hidden (they would leak the
+//!   reasoning), and so are the logprobs of reasoning's tokens (its markers
+//!   included): told apart by id with the reasoning counter, one logprob
+//!   entry per id; without ids or a counter no token can be told apart and
+//!   every logprob is hidden;
 //! - `finish_reason`: `tool_calls` only when calls were actually sent, the
 //!   engine stopped normally (`stop`) and the choice is not a named
 //!   function; otherwise the engine's reason;
@@ -88,6 +91,10 @@ pub struct Options {
     /// holding it for the formats that have them
     /// (`llmsift_core::Request::vllm_one_shot`; default false).
     pub vllm_one_shot: bool,
+    /// Forced calls (`required`, named) arrive as vLLM's JSON answer,
+    /// whatever the family's own format (`llmsift_core::Request::choice_as_json`;
+    /// default false).
+    pub choice_as_json: bool,
 }
 
 impl Default for Options {
@@ -99,6 +106,7 @@ impl Default for Options {
             match_markers_by_id: true,
             vllm_text_loss: false,
             vllm_one_shot: false,
+            choice_as_json: false,
         }
     }
 }
@@ -172,7 +180,7 @@ pub struct ChoiceOutput {
 /// The per-choice stream processor.
 #[derive(Debug)]
 pub struct ChoiceProcessor {
-    parser: Parser,
+    pub(crate) parser: Parser,
     choice: ToolChoiceMode,
     parallel: bool,
     include_reasoning: bool,
@@ -184,20 +192,16 @@ pub struct ChoiceProcessor {
     /// the family writes in its own format), not the serving layer.
     calls_by_parser: bool,
     ids_to_parser: bool,
-    counter: Option<ReasoningCounter>,
-    completion_tokens: u64,
-    calls_sent: bool,
-    finished: Option<FinishReason>,
+    pub(crate) counter: Option<ReasoningCounter>,
+    pub(crate) completion_tokens: u64,
+    pub(crate) calls_sent: bool,
+    pub(crate) finished: Option<FinishReason>,
 }
 
 impl ChoiceProcessor {
     /// A processor for one choice of a checked request.
     pub fn new(factory: &ParserFactory, req: &CheckedRequest, opts: &Options) -> ChoiceProcessor {
-        let parser = factory.parser(&llmsift_core::Request {
-            vllm_text_loss: opts.vllm_text_loss,
-            vllm_one_shot: opts.vllm_one_shot,
-            ..req.to_core()
-        });
+        let parser = factory.parser(&Self::core_request(req, opts));
         let counter = opts.reasoning_counter.clone().or_else(|| {
             let (start, end) = factory.format().reasoning_token_ids()?;
             // The core names its reasoning state `reasoning` in every built-in format.
@@ -214,13 +218,23 @@ impl ChoiceProcessor {
             style: opts.id_style,
             calls_by_parser: match req.tool_choice {
                 ToolChoiceMode::Auto => true,
-                _ => factory.format().choice_in_own_format(),
+                _ => factory.format().choice_in_own_format() && !opts.choice_as_json,
             },
             ids_to_parser: opts.match_markers_by_id,
             counter,
             completion_tokens: 0,
             calls_sent: false,
             finished: None,
+        }
+    }
+
+    /// The core request of a choice (also what a carried state resumes with).
+    pub(crate) fn core_request(req: &CheckedRequest, opts: &Options) -> llmsift_core::Request {
+        llmsift_core::Request {
+            vllm_text_loss: opts.vllm_text_loss,
+            vllm_one_shot: opts.vllm_one_shot,
+            choice_as_json: opts.choice_as_json,
+            ..req.to_core()
         }
     }
 
@@ -323,10 +337,12 @@ impl ChoiceProcessor {
         logprobs: Option<Value>,
         finish: Option<FinishReason>,
     ) -> Step {
+        // Which ids are reasoning's (markers included), for hiding their logprobs.
+        let mut mask = None;
         if let Some(ids) = ids {
             self.completion_tokens += ids.len() as u64;
             if let Some(c) = &mut self.counter {
-                c.push(ids);
+                mask = Some(ids.iter().map(|&i| c.push_one(i)).collect::<Vec<bool>>());
             }
         }
         if !self.include_reasoning {
@@ -349,9 +365,27 @@ impl ChoiceProcessor {
         let hide = !self.include_reasoning;
         Step {
             delta,
-            logprobs: if self.logprobs && !hide { logprobs } else { None },
+            logprobs: match (self.logprobs, hide) {
+                (false, _) => None,
+                (true, false) => logprobs,
+                (true, true) => without_reasoning(logprobs, mask.as_deref()),
+            },
             token_ids: if self.return_token_ids && !hide { ids.map(<[u32]>::to_vec) } else { None },
             finish_reason: finish,
         }
     }
+}
+
+/// `{"content": [...]}` without the entries of reasoning ids (`mask`, one
+/// flag per id and entry); `None` when nothing is left or the entries cannot
+/// be matched to ids.
+fn without_reasoning(logprobs: Option<Value>, mask: Option<&[bool]>) -> Option<Value> {
+    let (mut lp, mask) = (logprobs?, mask?);
+    let entries = lp.get_mut("content")?.as_array_mut()?;
+    if entries.len() != mask.len() {
+        return None;
+    }
+    let mut keep = mask.iter().map(|r| !r);
+    entries.retain(|_| keep.next().unwrap_or(false));
+    (!entries.is_empty()).then_some(lp)
 }

@@ -54,6 +54,8 @@ pub struct Shared {
     pub allowed_origins: Vec<String>,
     /// Per-chunk relay stamps (`--stamps`; off by default).
     pub stamps: Stamps,
+    /// The key carried stream states are sealed with (`--state-key`; see `scaleout`).
+    pub state_key: llmsift_protocol::carry::StateKey,
     permits: Arc<Semaphore>,
     seq: AtomicU64,
     started: u64,
@@ -76,6 +78,7 @@ impl AppState {
             models,
             metrics: Metrics::default(),
             stamps: Stamps::default(),
+            state_key: crate::scaleout::process_key(),
             permits: Arc::new(Semaphore::new(limits.max_concurrent)),
             limits,
             api_key,
@@ -85,7 +88,15 @@ impl AppState {
         }))
     }
 
-    fn next_id(&self, prefix: &str) -> String {
+    /// The same state with the replicas' shared state key (before serving).
+    pub fn with_state_key(mut self, key: llmsift_protocol::carry::StateKey) -> AppState {
+        if let Some(s) = Arc::get_mut(&mut self.0) {
+            s.state_key = key;
+        }
+        self
+    }
+
+    pub(crate) fn next_id(&self, prefix: &str) -> String {
         let n = self.0.seq.fetch_add(1, Ordering::Relaxed);
         format!("{prefix}-{:08x}{:08x}", self.0.started & 0xffff_ffff, n)
     }
@@ -104,8 +115,11 @@ pub fn app(state: AppState) -> Router {
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/metrics", get(metrics_route))
         .route("/debug/stamps", get(stamps_route))
+        .merge(crate::scaleout::routes())
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(state.clone(), gate))
+        // `tracing` spans and events per request (debug), 5xx as errors.
+        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state.clone());
     if !state.0.allowed_origins.is_empty() {
         router = router.layer(cors(&state.0.allowed_origins));
@@ -223,12 +237,16 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     let messages = body.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
     let tools: Option<Vec<Value>> =
         body.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()).cloned();
-    let prompt = render(&model, &messages, tools.as_ref(), &checked)?;
+    let prompt = render(&model, &messages, tools.as_ref(), &checked, &body)?;
     let prompt_tokens = match (&prompt, &model.view) {
         (Some(p), Some(v)) => v.encode(p).map_or(0, |ids| ids.len() as u64),
         _ => 0,
     };
     checked.prompt = prompt.clone();
+    let empty = serde_json::Map::new();
+    let sampling =
+        crate::outbound::fields(&model, &checked, body.as_object().unwrap_or(&empty), prompt.as_deref())?;
+    crate::outbound::settle(&model, &mut checked, &sampling);
     let gen = GenRequest {
         model: model.backend_model.clone(),
         prompt: prompt.filter(|_| model.kind != BackendKind::Chat),
@@ -236,10 +254,7 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         tools,
         max_tokens: checked.max_tokens,
         n: checked.n.max(1),
-        sampling: inbound::SAMPLING
-            .iter()
-            .filter_map(|k| Some((k.to_string(), body.get(*k)?.clone())))
-            .collect(),
+        sampling,
         chat_template_kwargs: checked.chat_template_kwargs.clone(),
     };
     let prefix = match api {
@@ -366,14 +381,20 @@ impl Drop for Relay {
     }
 }
 
-fn render(
+pub(crate) fn render(
     model: &Model,
     messages: &[Value],
     tools: Option<&Vec<Value>>,
     checked: &llmsift_protocol::CheckedRequest,
+    body: &Value,
 ) -> Result<Option<String>, ApiError> {
     let Some(t) = &model.templates else { return Ok(None) };
     let mut r = RenderRequest::new(messages.to_vec());
+    // vLLM renders with `add_generation_prompt` true unless the request says otherwise.
+    r = r.with_generation_prompt(body.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(true));
+    if let Some(d) = body.get("documents").and_then(Value::as_array) {
+        r = r.with_documents(d.clone());
+    }
     if let Some(tools) = tools {
         r = r.with_tools(tools.clone());
     }
@@ -403,10 +424,12 @@ fn one_shot(
             .iter()
             .map(|c| {
                 let (text, ids) = c.output(model, skip);
+                let lps =
+                    req.logprobs.then(|| c.logprobs(model, skip, req.top_logprobs.unwrap_or(0))).flatten();
                 ChoiceProcessor::new(&model.factory, req, &model.opts).complete(
                     &text,
                     ids.as_deref(),
-                    None,
+                    lps,
                     reason(c),
                 )
             })

@@ -70,8 +70,22 @@ pub struct ModelConfig {
     pub tool_call_parser: Option<String>,
     /// Parse calls for `tool_choice: auto` (vLLM's `--enable-auto-tool-choice`).
     pub enable_auto_tool_choice: bool,
-    /// Demo only: the recording replayed (a file under `examples/demo/`, by name).
+    /// Demo only: the recording replayed (a file under `crates/llmsift-serve/demo/`, by name).
     pub recording: Option<String>,
+    /// `completions` only: the field names the decoding constraint is sent
+    /// under (`vllm`: `structured_outputs`; `sglang`: SGLang's own).
+    pub guided_fields: GuidedFields,
+}
+
+/// Whose names a `completions` backend takes for decoding constraints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidedFields {
+    /// vLLM 0.34's `structured_outputs` object (`json`, `json_object`, `structural_tag`).
+    #[default]
+    Vllm,
+    /// SGLang's `json_schema` and `structural_tag` (JSON text).
+    Sglang,
 }
 
 /// Limits and timeouts.
@@ -120,6 +134,9 @@ pub struct Config {
     pub models: Vec<ModelConfig>,
     /// Record each streamed chunk's relay times (`GET /debug/stamps`; load tests only).
     pub stamps: bool,
+    /// The key replicas share to seal carried stream states (scale-out
+    /// derender; at least 16 bytes). None: a random key for this process.
+    pub state_key: Option<String>,
 }
 
 impl Default for Config {
@@ -132,6 +149,7 @@ impl Default for Config {
             limits: Limits::default(),
             models: Vec::new(),
             stamps: false,
+            state_key: None,
         }
     }
 }

@@ -7,6 +7,12 @@
 //! text is flushed (delivered without a finish reason), then one error
 //! event, then (Chat Completions) `data: [DONE]`.
 //!
+//! With logprobs, a chunk whose ids each have an entry is fed to the parser
+//! token by token, so each entry rides on the delta its token produced
+//! (the protocol layer drops reasoning's with `include_reasoning: false`);
+//! the one-shot answer's entries are all of them in order, so they are the
+//! stream's joined.
+//!
 //! Invariants: the text parsed is the detokenization of the backend's ids
 //! when the model has a tokenizer and the backend sent ids (markers then
 //! match by id), else the backend's text; the one-shot answer is built by
@@ -49,6 +55,8 @@ pub struct Output {
     prompt_tokens: u64,
     frames: u64,
     ended: bool,
+    /// `top_logprobs` when the request asked for logprobs.
+    top: Option<i64>,
 }
 
 impl Output {
@@ -75,6 +83,7 @@ impl Output {
             prompt_tokens: meta.prompt_tokens,
             frames: 0,
             ended: false,
+            top: req.logprobs.then(|| req.top_logprobs.unwrap_or(0)),
         }
     }
 
@@ -94,30 +103,60 @@ impl Output {
     }
 
     /// Frames for one backend chunk (and the closing frames after the last choice finishes).
-    pub fn push(&mut self, chunk: Chunk, metrics: &Metrics) -> Vec<String> {
+    pub fn push(&mut self, mut chunk: Chunk, metrics: &Metrics) -> Vec<String> {
         let Some(choice) = self.choices.get_mut(chunk.index as usize) else {
             return Vec::new();
         };
         if choice.finish.is_some() {
             return Vec::new();
         }
-        let (text, ids) = match (&mut choice.detok, chunk.ids) {
-            (Some(d), Some(ids)) => (d.push_ids(&ids), Some(kept_ids(&self.model, self.skip, ids))),
+        if self.top.is_none() {
+            chunk.logprobs = None;
+        }
+        // With logprobs, token by token: each token's entry rides on the
+        // delta that token produced (reasoning or content).
+        let split = chunk.logprobs.as_ref().zip(chunk.ids.as_ref()).is_some_and(|(l, i)| l.len() == i.len());
+        if split && choice.detok.is_some() && chunk.ids.as_ref().is_some_and(|i| i.len() > 1) {
+            let (ids, lps) =
+                (chunk.ids.take().unwrap_or_default(), chunk.logprobs.take().unwrap_or_default());
+            let n = ids.len();
+            let mut out = Vec::new();
+            for (k, (id, lp)) in ids.into_iter().zip(lps).enumerate() {
+                let one = Chunk {
+                    ids: Some(vec![id]),
+                    logprobs: Some(vec![lp]),
+                    finish: if k + 1 == n { chunk.finish } else { None },
+                    ..chunk.clone()
+                };
+                out.extend(self.push(one, metrics));
+            }
+            return out;
+        }
+        let (text, ids, lps) = match (&mut choice.detok, chunk.ids) {
+            (Some(d), Some(ids)) => {
+                let text = d.push_ids(&ids);
+                let (ids, lps) = kept(&self.model, self.skip, ids, chunk.logprobs);
+                (text, Some(ids), lps)
+            }
             (_, ids) => {
                 choice.detok = None;
-                (chunk.text, ids)
+                (chunk.text, ids, chunk.logprobs)
             }
         };
+        let lps = lps.map(|mut e| {
+            crate::backend::logprobs::truncate(&mut e, self.top.unwrap_or(0));
+            json!({ "content": e })
+        });
         let t = Instant::now();
         let step = match chunk.finish {
             Some(reason) => {
                 let rest = choice.detok.take().map(Detokenizer::finish).unwrap_or_default();
                 let all = text + &rest;
-                let step = choice.processor.finish_with(&all, ids.as_deref(), None, reason);
+                let step = choice.processor.finish_with(&all, ids.as_deref(), lps, reason);
                 choice.finish = Some(step.finish_reason.unwrap_or(reason));
                 Some(step)
             }
-            None => choice.processor.push(&text, ids.as_deref(), None),
+            None => choice.processor.push(&text, ids.as_deref(), lps),
         };
         metrics.parse_delta.observe(t.elapsed().as_secs_f64());
         let mut out = Vec::new();
@@ -233,11 +272,19 @@ pub struct Collected {
     pub ids: Option<Vec<u32>>,
     /// The engine's finish reason.
     pub finish: Option<FinishReason>,
+    /// Logprob entries, one per id (or per backend token without ids).
+    pub logprobs: Vec<Value>,
+    /// Whether some chunk had none (then none are returned).
+    pub logprobs_missing: bool,
 }
 
 impl Collected {
     /// Adds a chunk.
     pub fn push(&mut self, model: &Model, chunk: Chunk) {
+        match chunk.logprobs {
+            Some(l) => self.logprobs.extend(l),
+            None => self.logprobs_missing |= chunk.ids.as_ref().is_some_and(|i| !i.is_empty()),
+        }
         match (&model.view, chunk.ids) {
             (Some(_), Some(ids)) if self.ids.is_some() || self.text.is_empty() => {
                 self.ids.get_or_insert_with(Vec::new).extend(ids)
@@ -256,17 +303,33 @@ impl Collected {
     /// `skip_special_tokens` for the request) says so.
     pub fn output(&self, model: &Model, skip: bool) -> (String, Option<Vec<u32>>) {
         match (&model.view, &self.ids) {
-            (Some(v), Some(ids)) => (v.decode_with(ids, skip), Some(kept_ids(model, skip, ids.clone()))),
+            (Some(v), Some(ids)) => (v.decode_with(ids, skip), Some(kept(model, skip, ids.clone(), None).0)),
             _ => (self.text.clone(), None),
         }
+    }
+
+    /// The logprobs to answer with (`{"content": [...]}`), the first `top`
+    /// alternatives of each, following the ids the parser sees.
+    pub fn logprobs(&self, model: &Model, skip: bool, top: i64) -> Option<Value> {
+        if self.logprobs_missing {
+            return None;
+        }
+        let mut e = match (&model.view, &self.ids) {
+            (Some(_), Some(ids)) => kept(model, skip, ids.clone(), Some(self.logprobs.clone())).1?,
+            _ => self.logprobs.clone(),
+        };
+        crate::backend::logprobs::truncate(&mut e, top);
+        Some(json!({ "content": e }))
     }
 }
 
 /// The ids the parser sees: with `skip`, the special tokens the detokenizer
-/// removed from the text are removed from the ids too, as in vLLM's engine.
-fn kept_ids(model: &Model, skip: bool, mut ids: Vec<u32>) -> Vec<u32> {
-    if let (true, Some(v)) = (skip, &model.view) {
-        ids.retain(|&i| !v.is_special(i));
-    }
-    ids
+/// removed from the text are removed from the ids too, as in vLLM's engine;
+/// their logprob entries (one per id, when they match) go with them.
+fn kept(model: &Model, skip: bool, ids: Vec<u32>, lps: Option<Vec<Value>>) -> (Vec<u32>, Option<Vec<Value>>) {
+    let Some(v) = model.view.as_ref().filter(|_| skip) else { return (ids, lps) };
+    let lps = lps
+        .filter(|l| l.len() == ids.len())
+        .map(|l| l.into_iter().zip(&ids).filter(|(_, i)| !v.is_special(**i)).map(|(e, _)| e).collect());
+    (ids.into_iter().filter(|&i| !v.is_special(i)).collect(), lps)
 }

@@ -15,7 +15,8 @@ use serde_json::{json, Map, Value};
 use llmsift_protocol::{Api, ChatCompletionRequest};
 
 /// Reads a body in dialect `api`: the Chat Completions form of the
-/// request, and the body itself (its sampling fields are passed on).
+/// request, and that form as JSON (its other fields are
+/// [`crate::outbound`]'s to forward or refuse).
 pub fn read(api: Api, bytes: &[u8]) -> Result<(ChatCompletionRequest, Value), ApiError> {
     let v: Value = serde_json::from_slice(bytes)
         .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}"), None))?;
@@ -69,6 +70,15 @@ fn text_of(v: &Value, field: &str) -> Result<String, ApiError> {
 }
 
 fn responses(body: &Map<String, Value>) -> Result<Value, ApiError> {
+    // The Responses API carries logprobs on `output_text` parts; Sift does
+    // not produce them there, so asking for them is refused, not ignored.
+    let asks = |v: &Value| v.as_array().is_some_and(|a| a.iter().any(|x| x == "message.output_text.logprobs"));
+    if body.get("include").is_some_and(asks) {
+        return Err(bad("include", "`message.output_text.logprobs` is not supported on /v1/responses"));
+    }
+    if body.get("top_logprobs").is_some_and(|v| !v.is_null() && v != &json!(0)) {
+        return Err(bad("top_logprobs", "logprobs are not supported on /v1/responses"));
+    }
     let mut out = Map::new();
     copy(
         body,
@@ -223,20 +233,6 @@ fn anthropic(body: &Map<String, Value>) -> Result<Value, ApiError> {
     }
     Ok(Value::Object(out))
 }
-
-/// Sampling fields passed to the backend unchanged.
-pub const SAMPLING: [&str; 10] = [
-    "temperature",
-    "top_p",
-    "top_k",
-    "min_p",
-    "seed",
-    "stop",
-    "presence_penalty",
-    "frequency_penalty",
-    "repetition_penalty",
-    "ignore_eos",
-];
 
 #[cfg(test)]
 mod tests {

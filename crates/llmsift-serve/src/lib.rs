@@ -28,6 +28,11 @@
 //! # Ok(()) }
 //! ```
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod app;
 pub mod backend;
 pub mod config;
@@ -36,12 +41,14 @@ pub mod error;
 pub mod inbound;
 pub mod metrics;
 pub mod models;
+pub mod outbound;
 pub mod recording;
 pub mod replay;
+pub mod scaleout;
 pub mod stamps;
 
 pub use app::{app, AppState};
-pub use config::{BackendKind, Config, Limits, ModelConfig};
+pub use config::{BackendKind, Config, GuidedFields, Limits, ModelConfig};
 pub use error::{ApiError, ServeError};
 pub use models::Models;
 
@@ -56,8 +63,12 @@ pub async fn serve(
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
     let models = Models::build(&config)?;
-    let state =
+    let mut state =
         AppState::new(models, config.limits.clone(), config.api_key.clone(), config.allowed_origins.clone());
+    if let Some(k) = &config.state_key {
+        let key = llmsift_protocol::carry::StateKey::new(k).map_err(ServeError::Config)?;
+        state = state.with_state_key(key);
+    }
     if config.stamps {
         state.0.stamps.enable();
     }

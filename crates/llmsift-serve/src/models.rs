@@ -12,7 +12,7 @@
 use crate::backend::demo::DemoBackend;
 use crate::backend::http::HttpBackend;
 use crate::backend::Backend;
-use crate::config::{BackendKind, Config, ModelConfig};
+use crate::config::{BackendKind, Config, GuidedFields, ModelConfig};
 use crate::error::{ApiError, ServeError};
 use crate::recording::Recording;
 use serde_json::Value;
@@ -49,6 +49,8 @@ pub struct Model {
     pub opts: Options,
     /// The parser names, for `/v1/models`.
     pub parsers: (Option<String>, Option<String>),
+    /// The constraint's field names on a `completions` backend.
+    pub guided: GuidedFields,
 }
 
 /// All served models.
@@ -195,6 +197,8 @@ fn build(
     let opts = Options {
         id_style: IdStyle::for_tool_parser(tools.as_deref()),
         match_markers_by_id: view.is_some(),
+        // A chat backend guides `required`/named itself, to vLLM's JSON.
+        choice_as_json: kind == BackendKind::Chat,
         ..Options::default()
     };
     Ok(Model {
@@ -211,6 +215,7 @@ fn build(
         },
         opts,
         parsers: (reasoning, tools),
+        guided: m.guided_fields,
     })
 }
 

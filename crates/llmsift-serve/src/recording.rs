@@ -1,7 +1,7 @@
 //! Recorded model outputs: the data behind `sift serve --demo` and the
 //! replay backend (`sift-replay`).
 //!
-//! A recording (`examples/demo/*.json`, compiled into the binary) is one
+//! A recording (`crates/llmsift-serve/demo/*.json`, compiled into the binary) is one
 //! model family's raw output, markers and all, in two variants: the answer
 //! to a request with tools and to one without. It names the tokenizer it is
 //! replayed through (one of the pinned `.assets` tokenizers) and the vLLM
@@ -40,19 +40,19 @@ pub struct Recording {
 }
 
 const BUILTIN: [(&str, &str); 4] = [
-    ("qwen3", include_str!("../../../examples/demo/qwen3.json")),
-    ("qwen3-coder", include_str!("../../../examples/demo/qwen3-coder.json")),
-    ("deepseek-r1", include_str!("../../../examples/demo/deepseek-r1.json")),
-    ("gpt-oss", include_str!("../../../examples/demo/gpt-oss.json")),
+    ("qwen3", include_str!("../demo/qwen3.json")),
+    ("qwen3-coder", include_str!("../demo/qwen3-coder.json")),
+    ("deepseek-r1", include_str!("../demo/deepseek-r1.json")),
+    ("gpt-oss", include_str!("../demo/gpt-oss.json")),
 ];
 
 impl Recording {
-    /// The recordings shipped in `examples/demo/`.
+    /// The recordings shipped in the crate's `demo/`.
     pub fn builtin() -> Vec<Recording> {
         BUILTIN
             .iter()
             .map(|(file, json)| {
-                serde_json::from_str(json).unwrap_or_else(|e| panic!("examples/demo/{file}.json: {e}"))
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("demo/{file}.json: {e}"))
             })
             .collect()
     }

@@ -20,6 +20,19 @@
 //! multi-byte characters). `GET /replay/stats` counts started, completed
 //! and cancelled streams (a stream dropped before its end: the client left).
 //!
+//! What it was asked is kept: `GET /replay/requests` returns (and forgets)
+//! the bodies received since the last call, each `{"path", "body"}` (the
+//! last 256 at most), so a test can assert what the gateway sent.
+//!
+//! Log probabilities, when the body asks for them (`logprobs` for
+//! completions, `n_probs` for llama.cpp, `logprobs: true` for chat), come
+//! in each wire's own shape ([`logprob_frames`]): made-up but fixed values
+//! (token `k` of the output has logprob `-(k % 4 + 1) / 4`, its
+//! alternatives are the next ids), with `return_tokens_as_token_ids`
+//! honoured. A chat request with `tool_choice` `required` or a named
+//! function, or a JSON `response_format`, is answered as a guided vLLM
+//! answers it: JSON text built from the request's schema ([`guided_text`]).
+//!
 //! Invariant: without a fault, the frames' token ids are exactly the
 //! recording's ids (cut at `max_tokens`), so the gateway's answer can be
 //! compared byte for byte.
@@ -105,7 +118,11 @@ pub struct ReplayState {
     views: Arc<Mutex<HashMap<String, TokenizerView>>>,
     stats: Arc<Stats>,
     stamps: Arc<Mutex<Vec<(u64, u32, u128)>>>,
+    requests: Arc<Mutex<std::collections::VecDeque<Value>>>,
 }
+
+/// How many received bodies `GET /replay/requests` keeps.
+const KEPT_REQUESTS: usize = 256;
 
 impl ReplayState {
     /// State over the shipped recordings.
@@ -116,6 +133,7 @@ impl ReplayState {
             views: Arc::default(),
             stats: Arc::default(),
             stamps: Arc::default(),
+            requests: Arc::default(),
         }
     }
 
@@ -148,6 +166,7 @@ pub fn replay_app(state: ReplayState) -> Router {
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/replay/stats", get(stats))
         .route("/replay/stamps", get(stamps))
+        .route("/replay/requests", get(requests))
         .with_state(state)
 }
 
@@ -164,6 +183,12 @@ async fn stats(State(s): State<ReplayState>) -> Response {
 /// `[[seed, frame, unix_nanos], …]`: when each frame was handed over.
 async fn stamps(State(s): State<ReplayState>) -> Response {
     let all = std::mem::take(&mut *s.stamps.lock().unwrap_or_else(|e| e.into_inner()));
+    axum::Json(all).into_response()
+}
+
+/// The bodies received since the last call, oldest first.
+async fn requests(State(s): State<ReplayState>) -> Response {
+    let all: Vec<Value> = s.requests.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect();
     axum::Json(all).into_response()
 }
 
@@ -209,6 +234,18 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
         Ok(v) => v,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("replay: body is not JSON: {e}")),
     };
+    {
+        let path = match wire {
+            Wire::Completions => "/v1/completions",
+            Wire::Llamacpp => "/completion",
+            Wire::Chat => "/v1/chat/completions",
+        };
+        let mut kept = s.requests.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= KEPT_REQUESTS {
+            kept.pop_front();
+        }
+        kept.push_back(json!({"path": path, "body": req}));
+    }
     let (model, fault, pace) = match split_model(req.get("model").and_then(Value::as_str), &s.opts) {
         Ok(x) => x,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
@@ -237,8 +274,11 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
     let max =
         req.get(if wire == Wire::Llamacpp { "n_predict" } else { "max_tokens" }).and_then(Value::as_u64);
     let n = req.get("n").and_then(Value::as_u64).unwrap_or(1).max(1) as u32;
-    let (ids, cut) = replay_ids(&view, rec.output(tools), max);
-    let frames = frames(wire, &view, &ids, cut, n, s.opts.chunk_tokens.max(1), rec.name.as_str());
+    let guided = if wire == Wire::Chat { guided_text(&req) } else { None };
+    let (ids, cut) = replay_ids(&view, guided.as_deref().unwrap_or(rec.output(tools)), max);
+    let lp = LogprobAsk::of(wire, &req);
+    let framing = Framing { n, per: s.opts.chunk_tokens.max(1), model: rec.name.as_str(), logprobs: lp };
+    let frames = frames(wire, &view, &ids, cut, &framing);
     let frames = inject(frames, fault);
     s.stats.started.fetch_add(1, Ordering::SeqCst);
     let guard = Guard { stats: s.stats.clone(), done: false };
@@ -299,15 +339,20 @@ fn data(v: &Value) -> String {
     format!("data: {v}\n\n")
 }
 
-fn frames(
-    wire: Wire,
-    view: &TokenizerView,
-    ids: &[u32],
-    cut: bool,
+/// How a reply is cut into frames.
+struct Framing<'a> {
+    /// Choices.
     n: u32,
+    /// Tokens per frame.
     per: usize,
-    model: &str,
-) -> Vec<String> {
+    /// The model name the frames carry.
+    model: &'a str,
+    /// The logprobs asked for, if any.
+    logprobs: Option<LogprobAsk>,
+}
+
+fn frames(wire: Wire, view: &TokenizerView, ids: &[u32], cut: bool, how: &Framing) -> Vec<String> {
+    let (n, per, model, lp) = (how.n, how.per, how.model, how.logprobs);
     let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let finish = if cut { "length" } else { "stop" };
     let mut out = Vec::new();
@@ -321,10 +366,11 @@ fn frames(
             .collect();
         out.push(data(&json!({"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": created, "model": model, "choices": choices})));
     }
+    let mut at = 0;
     for g in &groups {
         for (i, det) in dets.iter_mut().enumerate() {
             let text = det.push_ids(g);
-            let v = match wire {
+            let mut v = match wire {
                 Wire::Completions => {
                     json!({"id": "cmpl-replay", "object": "text_completion", "created": created, "model": model,
                     "choices": [{"index": i, "text": text, "logprobs": null, "finish_reason": null, "token_ids": g}]})
@@ -335,8 +381,16 @@ fn frames(
                 }
                 Wire::Llamacpp => json!({"content": text, "tokens": g, "stop": false, "id_slot": 0}),
             };
+            if let Some(ask) = lp {
+                let l = logprob_frames(wire, view, g, at, ask);
+                match wire {
+                    Wire::Llamacpp => v["completion_probabilities"] = l,
+                    _ => v["choices"][0]["logprobs"] = l,
+                }
+            }
             out.push(data(&v));
         }
+        at += g.len();
     }
     for (i, det) in dets.into_iter().enumerate() {
         let rest = det.finish();
@@ -360,6 +414,133 @@ fn frames(
         out.push("data: [DONE]\n\n".to_string());
     }
     out
+}
+
+/// What a body asked of log probabilities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogprobAsk {
+    /// Alternatives per token.
+    top: usize,
+    /// Tokens written `token_id:ID` (vLLM's `return_tokens_as_token_ids`).
+    as_ids: bool,
+}
+
+impl LogprobAsk {
+    fn of(wire: Wire, req: &Value) -> Option<LogprobAsk> {
+        let n = |k: &str| req.get(k).and_then(Value::as_i64);
+        let top = match wire {
+            Wire::Completions => n("logprobs")?,
+            Wire::Llamacpp => n("n_probs").filter(|&k| k > 0)?,
+            Wire::Chat => {
+                req.get("logprobs").and_then(Value::as_bool).filter(|b| *b)?;
+                n("top_logprobs").unwrap_or(0)
+            }
+        };
+        let as_ids = req.get("return_tokens_as_token_ids").and_then(Value::as_bool).unwrap_or(false);
+        Some(LogprobAsk { top: top.clamp(0, 20) as usize, as_ids })
+    }
+}
+
+/// A token, its logprob, and its alternatives (ids and logprobs).
+type TokenLogprobs = (u32, f64, Vec<(u32, f64)>);
+
+/// The log probabilities of the tokens `ids` (the output's tokens from
+/// position `at` on), in `wire`'s shape.
+fn logprob_frames(wire: Wire, view: &TokenizerView, ids: &[u32], at: usize, ask: LogprobAsk) -> Value {
+    let token = |id: u32| if ask.as_ids { format!("token_id:{id}") } else { view.decode(&[id]) };
+    let lp = |k: usize| -((k % 4 + 1) as f64) / 4.0;
+    let per: Vec<TokenLogprobs> = ids
+        .iter()
+        .enumerate()
+        .map(|(j, &id)| {
+            let own = lp(at + j);
+            let alts = (0..ask.top).map(|a| if a == 0 { (id, own) } else { (id + a as u32, own - a as f64) });
+            (id, own, alts.collect())
+        })
+        .collect();
+    let entry = |id: u32, l: f64| {
+        let t = token(id);
+        json!({"token": t, "logprob": l, "bytes": t.as_bytes()})
+    };
+    match wire {
+        Wire::Completions => {
+            let tops: Vec<Value> = per
+                .iter()
+                .map(|(_, _, alts)| {
+                    Value::Object(alts.iter().map(|(id, l)| (token(*id), json!(l))).collect())
+                })
+                .collect();
+            json!({"tokens": per.iter().map(|(id, _, _)| token(*id)).collect::<Vec<_>>(),
+                "token_logprobs": per.iter().map(|(_, l, _)| *l).collect::<Vec<_>>(),
+                "top_logprobs": tops, "text_offset": vec![0; per.len()]})
+        }
+        Wire::Llamacpp => per
+            .iter()
+            .map(|(id, l, alts)| {
+                let mut e = entry(*id, *l);
+                e["id"] = json!(id);
+                e["top_logprobs"] = alts.iter().map(|(a, al)| entry(*a, *al)).collect();
+                e
+            })
+            .collect(),
+        Wire::Chat => {
+            let content: Vec<Value> = per
+                .iter()
+                .map(|(id, l, alts)| {
+                    let mut e = entry(*id, *l);
+                    e["top_logprobs"] = alts.iter().map(|(a, al)| entry(*a, *al)).collect();
+                    e
+                })
+                .collect();
+            json!({ "content": content })
+        }
+    }
+}
+
+/// The text a guided chat backend answers with: for `tool_choice`
+/// `required`, a JSON list of `{"name", "parameters"}` for the first tool;
+/// for a named function, its arguments; for a JSON `response_format`, a
+/// value of its schema (vLLM's guided JSON shapes). `None` when unguided.
+pub fn guided_text(req: &Value) -> Option<String> {
+    let tools = req.get("tools").and_then(Value::as_array);
+    let params = |name: Option<&str>| {
+        let t = tools?.iter().find(|t| name.is_none_or(|n| t["function"]["name"] == n))?;
+        Some((t["function"]["name"].clone(), sample(&t["function"]["parameters"])))
+    };
+    let v = match req.get("tool_choice") {
+        Some(Value::String(s)) if s == "required" => {
+            let (name, args) = params(None)?;
+            json!([{"name": name, "parameters": args}])
+        }
+        Some(Value::Object(o)) => params(o.get("function")?.get("name")?.as_str())?.1,
+        _ => {
+            let rf = req.get("response_format")?;
+            match rf.get("type")?.as_str()? {
+                "json_object" => json!({}),
+                "json_schema" => sample(&rf["json_schema"]["schema"]),
+                _ => return None,
+            }
+        }
+    };
+    Some(v.to_string())
+}
+
+/// A value of a JSON schema: its required properties, each the simplest of its type.
+fn sample(schema: &Value) -> Value {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("string") => json!("x"),
+        Some("integer") | Some("number") => json!(1),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("null") => Value::Null,
+        _ => {
+            let req = schema.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+            let props = &schema["properties"];
+            let obj: serde_json::Map<String, Value> =
+                req.iter().filter_map(Value::as_str).map(|k| (k.to_string(), sample(&props[k]))).collect();
+            Value::Object(obj)
+        }
+    }
 }
 
 fn inject(frames: Vec<String>, fault: Fault) -> Vec<Piece> {

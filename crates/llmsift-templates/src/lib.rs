@@ -28,6 +28,11 @@
 //!
 //! Differences from Jinja2 that remain are listed in the crate's README.
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod env;
 mod error;
 mod markup;

@@ -95,6 +95,26 @@ impl Detokenizer {
         ids.iter().filter_map(|&id| self.push(id)).collect()
     }
 
+    /// The window to carry to another process (`llmsift-protocol`'s
+    /// `carry`): its ids and how many of them are the released prefix. At
+    /// most a few ids: the last released chunk's and the held ones.
+    pub fn window(&self) -> (&[u32], usize) {
+        (&self.ids, self.read)
+    }
+
+    /// A detokenizer that continues from a carried [`Detokenizer::window`]
+    /// (`None` when `read` is past the ids: not a window this type made).
+    pub fn resume(view: &TokenizerView, skip_special: bool, ids: Vec<u32>, read: usize) -> Option<Self> {
+        if read > ids.len() {
+            return None;
+        }
+        let mut d = Self::with_skip(view, skip_special);
+        d.prefix = d.decode(&ids[..read]);
+        d.ids = ids;
+        d.read = read;
+        Some(d)
+    }
+
     /// Whether ids are held back (their text is not released yet).
     pub fn has_pending(&self) -> bool {
         self.ids.len() > self.read

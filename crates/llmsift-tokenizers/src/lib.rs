@@ -17,6 +17,11 @@
 //!
 //! Invariants: no `unsafe`; library errors are [`TokenizerError`].
 
+// The crate README (its crates.io page) is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod assets;
 mod detok;
 mod error;

@@ -79,6 +79,18 @@ fn llama3_1_markers() {
     split("llama3_1", "<|python_tag|>", 6);
 }
 
+/// Llama 3.1/3.2/3.3's published added tokens (the models' `tokenizer_config.json`
+/// `added_tokens_decoder`): every marker a Llama parser reads is one token.
+#[test]
+fn llama3_2_markers() {
+    single("llama3_2", "<|python_tag|>", 128010);
+    single("llama3_2", "<|eom_id|>", 128008);
+    single("llama3_2", "<|eot_id|>", 128009);
+    single("llama3_2", "<|start_header_id|>", 128006);
+    single("llama3_2", "<|end_header_id|>", 128007);
+    single("llama3_2", "<|finetune_right_pad_id|>", 128004);
+}
+
 #[test]
 fn encode_recognises_markers_inside_text() {
     let t = tok("qwen3");
@@ -93,5 +105,42 @@ fn empty_and_multi_token_markers_are_none() {
         let t = tok(name);
         assert_eq!(t.token_id(""), None, "{name}");
         assert_eq!(t.token_id("<tool_call>\n{\"name\""), None, "{name}");
+    }
+}
+
+/// Every test vocabulary carries exactly the added tokens its model publishes
+/// (`tests/published_added_tokens.tsv`, read off the models' own
+/// `tokenizer_config.json`; reserved and placeholder tokens left out): each
+/// listed marker is that one token, and nothing the list lacks is an added
+/// token of the asset, so a stand-in vocabulary cannot drift from its model.
+#[test]
+fn vocabularies_match_their_models_published_added_tokens() {
+    let table = include_str!("published_added_tokens.tsv");
+    let rows: Vec<(&str, u32, &str)> = table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[0], f[1].parse().expect("id"), f[2])
+        })
+        .collect();
+    for name in llmsift_tokenizers::TOKENIZER_NAMES {
+        let listed: Vec<_> = rows.iter().filter(|r| r.0 == name).collect();
+        assert!(!listed.is_empty(), "{name}: no published added tokens listed");
+        let t = tok(name);
+        for (_, id, content) in &listed {
+            assert_eq!(t.token_to_id(content), Some(*id), "{name}: {content:?}");
+        }
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(llmsift_tokenizers::named_tokenizer_path(name).unwrap()).unwrap(),
+        )
+        .unwrap();
+        for a in json["added_tokens"].as_array().unwrap() {
+            let c = a["content"].as_str().unwrap();
+            if c.contains("reserved") || c.contains("place▁holder") {
+                continue;
+            }
+            assert!(listed.iter().any(|r| r.2 == c), "{name}: {c:?} is an added token its model does not publish");
+        }
     }
 }

@@ -17,7 +17,7 @@ use crate::pylit::py_space;
 use crate::schema::{convert_value, ParamType};
 
 /// Pass-through JSON with a watermark.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RawJson {
     scan: JsonScanner,
     /// Accepted bytes above the watermark.
@@ -124,7 +124,7 @@ impl RawJson {
 }
 
 /// One open parameter value.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Value {
     ty: ParamType,
     /// Non-string: the whole text. String: held text not yet emitted.
@@ -147,7 +147,7 @@ struct Value {
 }
 
 /// How a held value is typed at close (`coerce_values`).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Coerce {
     /// The text by `coerce_to_schema_type` over these types.
     Types(Vec<String>),
@@ -222,7 +222,7 @@ pub(crate) fn engine_open(
 }
 
 /// XML-like parameters to a JSON object.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Params {
     count: usize,
     value: Option<Value>,
@@ -427,7 +427,7 @@ impl Params {
 }
 
 /// Call ids the way vLLM makes them: `chatcmpl-tool-` and 16 hex digits.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct IdGen(u64);
 
 impl IdGen {

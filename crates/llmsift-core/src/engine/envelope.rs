@@ -15,7 +15,7 @@ use crate::format::compiled::{EnvelopeCfg, Mode};
 use crate::json::{JsonScanner, Scan};
 use crate::message::Delta;
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Phase {
     #[default]
     Lead,
@@ -40,7 +40,7 @@ enum Phase {
     Single,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Role {
     Name,
     Args,
@@ -48,7 +48,7 @@ enum Role {
 }
 
 /// Envelope parse state (lives while the engine is in an envelope state).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Env {
     phase: Phase,
     in_array: bool,

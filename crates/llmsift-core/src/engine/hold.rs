@@ -29,7 +29,7 @@ use crate::format::StateId;
 use crate::message::Delta;
 
 /// How a held group ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum End {
     Open,
     Released,
@@ -37,9 +37,10 @@ enum End {
 }
 
 /// An open held group.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Hold {
     /// What the kernels wrote while held (the group's calls).
+    #[serde(with = "crate::message::full_delta")]
     buf: Delta,
     /// The group's text as written.
     raw: String,

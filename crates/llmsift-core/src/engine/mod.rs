@@ -18,6 +18,7 @@
 //! result however its input is split, so streaming equals one-shot.
 
 mod args;
+mod carry;
 mod checked;
 mod envelope;
 mod hold;
@@ -44,7 +45,7 @@ use std::sync::Arc;
 const MAX_HEADER: usize = 1024;
 
 /// Per-request switches the engine obeys.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Settings {
     pub include_reasoning: bool,
     pub suppress_calls: bool,
@@ -59,7 +60,7 @@ pub(crate) struct Settings {
     pub vllm_text_loss: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 enum ArgsW {
     None,
     Raw(RawJson),
@@ -83,7 +84,7 @@ impl ArgsW {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct OpenCall {
     index: Option<usize>,
     raw: String,
@@ -110,11 +111,14 @@ struct OpenCall {
 }
 
 /// The per-request state.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Engine {
+    /// Not carried: the resuming side relinks its own (`crate::state`).
+    #[serde(skip, default = "crate::state::unlinked_format")]
     fmt: Arc<Format>,
     state: StateId,
     held: String,
+    #[serde(skip)]
     scratch: String,
     id_mode: bool,
     pending: VecDeque<TermId>,
@@ -175,6 +179,8 @@ pub(crate) struct Engine {
     /// What the output showed that vLLM's one-shot answer decides on
     /// (`SEEN_*` bits; read by `crate::whole`).
     seen: u8,
+    /// From the request: relinked on resume.
+    #[serde(skip)]
     set: Settings,
 }
 

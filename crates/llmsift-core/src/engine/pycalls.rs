@@ -12,7 +12,7 @@ use super::{ArgsW, Engine};
 use crate::format::compiled::PyCfg;
 use crate::message::Delta;
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Phase {
     #[default]
     Lead,
@@ -28,7 +28,7 @@ enum Phase {
 }
 
 /// Pythonic parse state (lives while the engine is in a pythonic state).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PyState {
     phase: Phase,
     bracketed: bool,

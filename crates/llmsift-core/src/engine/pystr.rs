@@ -35,7 +35,7 @@ pub(crate) enum SStep {
     Bad,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Phase {
     /// Opening quotes seen (1, or 2: an empty string or a triple quote).
     Open(u8),
@@ -73,7 +73,7 @@ pub(crate) fn is_prefix(p: &str) -> bool {
 }
 
 /// One Python string value (possibly several adjacent literals).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PyStr {
     phase: Phase,
     quote: char,

@@ -18,7 +18,7 @@ use super::pystr::{is_prefix, PyStr, SStep};
 use crate::json::escape_into;
 use crate::pylit::py_number_literal;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum St {
     /// Expecting a value (or a closer right after an opener or a comma).
     Value,
@@ -34,7 +34,7 @@ enum St {
     Done,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Kind {
     List,
     Tuple,
@@ -47,7 +47,7 @@ enum Kind {
 }
 
 /// The first member of an undecided `{`: whether it may be a dict key.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 enum First {
     #[default]
     Unset,
@@ -60,7 +60,7 @@ enum First {
     Bare(String, bool),
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Frame {
     kind: Kind,
     /// Members begun.
@@ -86,7 +86,7 @@ pub(crate) enum Py {
 }
 
 /// One Python literal being converted.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PyValue {
     stack: Vec<Frame>,
     st: Option<St>,
@@ -550,7 +550,7 @@ mod tests {
 }
 
 /// Keyword arguments `k=v, …` to a JSON object.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PyArgs {
     n: usize,
     value: Option<PyValue>,

@@ -20,7 +20,7 @@ use crate::schema::{convert_value, ParamType, Tools};
 use std::sync::Arc;
 
 /// How bare values are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Bare {
     /// JSON literal when the text is one, else a string.
     Literal,
@@ -28,7 +28,7 @@ pub(crate) enum Bare {
     Schema,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum St {
     Start,
     Key,
@@ -40,11 +40,13 @@ enum St {
 }
 
 /// The relaxed-body writer of one call.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Relaxed {
     mode: Bare,
     func: String,
-    tools: Arc<Tools>,
+    /// The request's tools: relinked on resume.
+    #[serde(skip)]
+    pub(super) tools: Arc<Tools>,
     /// Open containers and how many members each has emitted.
     stack: Vec<(u8, usize)>,
     /// The schema path of each open container below the root (`"[]"`: array items).

@@ -34,11 +34,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The argument writer of one call with XML arguments.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct XmlArgs {
     cfg: XmlCfg,
     name: String,
-    tools: Arc<Tools>,
+    /// The request's tools: relinked on resume.
+    #[serde(skip)]
+    pub(super) tools: Arc<Tools>,
     body: String,
 }
 

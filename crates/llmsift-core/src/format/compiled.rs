@@ -92,7 +92,7 @@ pub(crate) struct PyCfg {
 }
 
 /// The nested XML arguments kernel's settings (see `engine/xmlargs.rs`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct XmlCfg {
     /// What introduces every tag (`]<]minimax[>[`).
     pub prefix: String,
@@ -160,7 +160,7 @@ pub(crate) struct Trans {
 }
 
 /// How a transition types the parameter it opens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum ParamForce {
     /// This type, whatever the schema says.
     Type(crate::schema::ParamType),

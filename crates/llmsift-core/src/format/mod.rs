@@ -1,5 +1,5 @@
 //! Formats: the language ([`spec`]), compilation and validation
-//! ([`compile`]), and the immutable compiled form the engine reads.
+//! ([`mod@compile`]), and the immutable compiled form the engine reads.
 pub mod compile;
 pub mod compiled;
 pub mod spec;

@@ -1,8 +1,8 @@
 //! Shared fixtures: the two-tool request the tests use.
 #![allow(dead_code)]
 
-use serde_json::{json, Value};
 use llmsift_protocol::wire::{FunctionDefinition, ToolParam};
+use serde_json::{json, Value};
 
 /// A function tool.
 pub fn tool(name: &str, parameters: Option<Value>, strict: Option<bool>) -> ToolParam {

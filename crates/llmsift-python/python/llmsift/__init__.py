@@ -7,8 +7,8 @@
 >>> (m.reasoning, m.tool_calls[0].name, m.tool_calls[0].arguments)
 ('Let me look.', 'f', '{"x": 1}')
 
-``llmsift.vllm`` is a vLLM parser plugin (``--reasoning-parser-plugin`` /
-``--tool-parser-plugin``): see its docstring.
+``llmsift.vllm`` is a vLLM parser plugin, registered by the wheel's
+``vllm.general_plugins`` entry point (``sift_<name>``): see its docstring.
 """
 
 from ._sift import (

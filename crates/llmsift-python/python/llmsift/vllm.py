@@ -1,8 +1,12 @@
 """A vLLM 0.34 parser plugin: every Sift parser name, inside ``vllm serve``.
 
     vllm serve MODEL --enable-auto-tool-choice \\
-        --reasoning-parser-plugin llmsift.vllm --reasoning-parser sift_qwen3 \\
-        --tool-parser-plugin llmsift.vllm --tool-call-parser sift_hermes
+        --reasoning-parser sift_qwen3 --tool-call-parser sift_hermes
+
+The installed wheel has vLLM import this module at start-up through its
+``vllm.general_plugins`` entry point (:mod:`llmsift._plugin`); naming it
+with ``--reasoning-parser-plugin llmsift.vllm`` / ``--tool-parser-plugin
+llmsift.vllm`` does the same.
 
 Importing this module registers, for every name ``llmsift.parsers()`` lists:
 

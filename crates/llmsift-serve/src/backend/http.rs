@@ -4,7 +4,7 @@
 //! Owns each protocol's request body and the reading of its stream into
 //! [`Chunk`]s. The gateway always streams from the backend, also for a
 //! client that does not stream, so there is one reading path. The
-//! connection is [`super::conn`]'s, polled by whoever reads the chunks.
+//! connection is `backend::conn`'s, polled by whoever reads the chunks.
 //!
 //! Invariants: the backend's key is sent as a bearer token and never
 //! logged or echoed; a status error carries the backend's own message; a

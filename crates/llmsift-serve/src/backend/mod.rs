@@ -13,6 +13,7 @@
 mod conn;
 pub mod demo;
 pub mod http;
+pub mod logprobs;
 mod sse;
 mod wire;
 
@@ -55,6 +56,9 @@ pub struct Chunk {
     pub ids: Option<Vec<u32>>,
     /// Set on the choice's last chunk.
     pub finish: Option<FinishReason>,
+    /// Chat Completions logprob entries, one per token of the chunk, when
+    /// the backend sent them ([`logprobs`]).
+    pub logprobs: Option<Vec<Value>>,
     /// When the backend's bytes holding this chunk arrived (the relay-time
     /// metric and `--stamps` measure from here).
     pub received: Option<Instant>,

@@ -4,7 +4,8 @@
 //! `choices` (`text`, or `delta.content` for a chat backend; `token_ids`,
 //! else SGLang's `output_ids`; `finish_reason`, `length` or anything else),
 //! a llama.cpp frame (`content`, `tokens`, `stop`, `stop_type: limit` or
-//! `stopped_limit`), and an `error` key in either.
+//! `stopped_limit`), and an `error` key in either; log probabilities, when
+//! a frame has them, through [`super::logprobs`].
 //!
 //! A frame is read twice over only when it is odd: frames of the expected
 //! shape are deserialized straight into borrowed types (no JSON tree per
@@ -16,7 +17,7 @@
 //! Invariant: for every frame the typed reading accepts, it gives exactly
 //! the chunks the lenient reading gives.
 
-use super::Chunk;
+use super::{logprobs, Chunk};
 use crate::config::BackendKind;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
@@ -88,6 +89,8 @@ struct OpenAiChoice<'a> {
     token_ids: Option<Option<Vec<u32>>>,
     output_ids: Option<Vec<u32>>,
     finish_reason: Option<&'a str>,
+    /// Rare (only when asked for): read as a tree.
+    logprobs: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -110,6 +113,7 @@ fn typed_openai(kind: BackendKind, data: &str) -> Option<Vec<Chunk>> {
             text: text.unwrap_or_default(),
             ids: c.token_ids.unwrap_or(c.output_ids),
             finish: c.finish_reason.map(finish_reason),
+            logprobs: c.logprobs.as_ref().and_then(|l| logprobs::entries(kind, l)),
             received: None,
         }
     });
@@ -125,6 +129,7 @@ struct LlamacppFrame<'a> {
     stop: Option<bool>,
     stop_type: Option<&'a str>,
     stopped_limit: Option<bool>,
+    completion_probabilities: Option<Value>,
 }
 
 fn typed_llamacpp(data: &str) -> Option<Vec<Chunk>> {
@@ -139,7 +144,16 @@ fn typed_llamacpp(data: &str) -> Option<Vec<Chunk>> {
             FinishReason::Stop
         }
     });
-    Some(vec![Chunk { index: 0, text: f.content.unwrap_or_default(), ids: f.tokens, finish, received: None }])
+    let logprobs =
+        f.completion_probabilities.as_ref().and_then(|l| logprobs::entries(BackendKind::Llamacpp, l));
+    Some(vec![Chunk {
+        index: 0,
+        text: f.content.unwrap_or_default(),
+        ids: f.tokens,
+        finish,
+        logprobs,
+        received: None,
+    }])
 }
 
 /// The lenient reading: a field of the wrong type counts as absent.
@@ -168,7 +182,16 @@ fn lenient(kind: BackendKind, data: &str) -> Result<Vec<Chunk>, Bad> {
             }
         });
         let text = v.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
-        return Ok(vec![Chunk { index: 0, text, ids: ids(v.get("tokens")), finish, received: None }]);
+        let logprobs =
+            v.get("completion_probabilities").and_then(|l| logprobs::entries(BackendKind::Llamacpp, l));
+        return Ok(vec![Chunk {
+            index: 0,
+            text,
+            ids: ids(v.get("tokens")),
+            finish,
+            logprobs,
+            received: None,
+        }]);
     }
     let choices = v.get("choices").and_then(Value::as_array).into_iter().flatten();
     let chunks = choices.map(|c| {
@@ -181,6 +204,7 @@ fn lenient(kind: BackendKind, data: &str) -> Result<Vec<Chunk>, Bad> {
             text: text.unwrap_or_default().to_string(),
             ids: ids(c.get("token_ids").or_else(|| c.get("output_ids"))),
             finish: c.get("finish_reason").and_then(Value::as_str).map(finish_reason),
+            logprobs: c.get("logprobs").and_then(|l| logprobs::entries(kind, l)),
             received: None,
         }
     });
@@ -201,6 +225,7 @@ mod tests {
             r#"{"choices":[{"index":0,"text":"x","token_ids":null,"output_ids":[7]}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"é"},"finish_reason":"stop"}]}"#,
             r#"{"choices":[{"index":0,"delta":null,"text":"t"}],"usage":{"a":1}}"#,
+            r#"{"choices":[{"index":0,"text":"a","token_ids":[1],"logprobs":{"tokens":["a"],"token_logprobs":[-1.5],"top_logprobs":[{"a":-1.5}]}}]}"#,
             r#"{"id":"x","choices":[]}"#,
             r#"{"choices":[{"index":-1,"text":5,"token_ids":[1,"x"],"finish_reason":3}]}"#,
             r#"{"choices":[{"index":0,"finish_reason":"le\u006egth"}]}"#,
@@ -214,6 +239,7 @@ mod tests {
             r#"{"content":"","tokens":[],"stop":true,"stop_type":"limit"}"#,
             r#"{"content":"","stop":true,"stopped_limit":true}"#,
             r#"{"content":"","stop":true,"stop_type":"eos"}"#,
+            r#"{"content":"a","tokens":[1],"stop":false,"completion_probabilities":[{"id":1,"token":"a","logprob":-0.1,"bytes":[97],"top_logprobs":[]}]}"#,
             r#"{"content":null,"tokens":null,"stop":"yes"}"#,
             r#"{"error":{"message":"no"}}"#,
         ];
@@ -232,8 +258,8 @@ mod tests {
                 fast += 1;
             }
         }
-        // The first six OpenAI frames (both kinds) and four llama.cpp frames are the usual shape.
-        assert_eq!(fast, 16);
+        // The first seven OpenAI frames (both kinds) and five llama.cpp frames are the usual shape.
+        assert_eq!(fast, 19);
         assert_eq!(lenient(BackendKind::Completions, r#"{"error":null}"#), Err(Bad::Error("null".into())));
     }
 }

@@ -33,7 +33,7 @@ mod stream;
 mod transform;
 
 pub use load::{load, Role, Template};
-pub(crate) use stream::{Stream, StreamSettings};
+pub(crate) use stream::{Stream, StreamCarry, StreamSettings};
 
 use std::fmt;
 

@@ -36,7 +36,7 @@ pub(crate) struct StreamSettings {
     pub id_seed: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 enum Kind {
     Open = 0,
     Close = 1,
@@ -81,7 +81,111 @@ pub(crate) struct Stream {
     watch_outside: Vec<(usize, Kind)>,
 }
 
+/// What a [`Stream`] carries between replicas (`crate::state`): every field
+/// the output moved; the template and the request's settings are rebuilt by
+/// the resuming side.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct StreamCarry {
+    buf: String,
+    pos: usize,
+    base: usize,
+    before: Option<char>,
+    out_start: usize,
+    cursors: Vec<[usize; 2]>,
+    current: Option<usize>,
+    opened: bool,
+    captures: Vec<(String, String)>,
+    body: String,
+    has_value: Vec<bool>,
+    lead: bool,
+    pend_ws: String,
+    stuck: bool,
+    calls: usize,
+    ids: u64,
+    watch_outside: Vec<(usize, Kind)>,
+}
+
 impl Stream {
+    /// The state to carry (see [`StreamCarry`]).
+    pub(crate) fn carry(&self) -> StreamCarry {
+        StreamCarry {
+            buf: self.buf.clone(),
+            pos: self.pos,
+            base: self.base,
+            before: self.before,
+            out_start: self.out_start,
+            cursors: self.cursors.clone(),
+            current: self.current,
+            opened: self.opened,
+            captures: self.captures.clone(),
+            body: self.body.clone(),
+            has_value: self.has_value.clone(),
+            lead: self.lead,
+            pend_ws: self.pend_ws.clone(),
+            stuck: self.stuck,
+            calls: self.calls,
+            ids: self.ids,
+            watch_outside: self.watch_outside.clone(),
+        }
+    }
+
+    /// Takes a carried state into a stream built for the same template;
+    /// refuses one whose field indices the template does not have.
+    pub(crate) fn restore(&mut self, c: StreamCarry) -> Result<(), &'static str> {
+        let n = self.tpl.fields.len();
+        let field_ok = |i: usize| i < n;
+        if c.cursors.len() != n
+            || c.has_value.len() != n
+            || !c.current.is_none_or(field_ok)
+            || !c.watch_outside.iter().all(|&(i, _)| field_ok(i))
+            || c.pos > c.buf.len()
+            || !c.buf.is_char_boundary(c.pos)
+        {
+            return Err("response-template fields");
+        }
+        let StreamCarry {
+            buf,
+            pos,
+            base,
+            before,
+            out_start,
+            cursors,
+            current,
+            opened,
+            captures,
+            body,
+            has_value,
+            lead,
+            pend_ws,
+            stuck,
+            calls,
+            ids,
+            watch_outside,
+        } = c;
+        *self = Stream {
+            tpl: Arc::clone(&self.tpl),
+            set: self.set.clone(),
+            buf,
+            pos,
+            base,
+            before,
+            out_start,
+            cursors,
+            current,
+            opened,
+            captures,
+            body,
+            has_value,
+            lead,
+            pend_ws,
+            stuck,
+            calls,
+            ids,
+            watch_outside,
+        };
+        Ok(())
+    }
+
     pub(crate) fn new(tpl: Arc<Template>, set: StreamSettings, prompt: Option<&str>) -> Stream {
         let n = tpl.fields.len();
         let seed = set.id_seed.unwrap_or_else(|| {

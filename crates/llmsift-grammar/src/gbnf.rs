@@ -1,0 +1,187 @@
+//! A constraint as llama.cpp's GBNF `grammar` for its `/completion`
+//! endpoint, with the lazy triggers (`grammar_lazy`, `grammar_triggers`)
+//! that let the model write freely until a trigger.
+//!
+//! - forced calls (`required`, named) without reasoning: the whole output is
+//!   the calls (one, or one or more);
+//! - after the reasoning: lazy, triggered by the reasoning end marker; the
+//!   grammar is the marker, then the JSON or the calls;
+//! - `auto` calls: lazy, triggered by the family's triggers (with or
+//!   without reasoning); the grammar is one or more calls from the trigger on.
+//!
+//! GBNF has no JSON-schema import, so JSON inside a grammar is any JSON
+//! value (or object): the call envelope and function names are exact, the
+//! arguments' schema is not enforced here. A plain JSON schema without
+//! reasoning goes to llama.cpp's own `json_schema` field instead (the
+//! caller's choice, see [`Gbnf::json_schema`]).
+//!
+//! Invariant: every literal is written through [`lit`] (GBNF string
+//! escapes), never spliced raw.
+
+use crate::constraint::Constraint;
+use crate::tag::{Content, Piece, StructuralTag, Tag};
+use serde_json::Value;
+
+/// llama.cpp's grammar fields for one constraint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gbnf {
+    /// The GBNF text (`root` is the start rule).
+    pub grammar: String,
+    /// Lazy triggers (words): empty when the grammar applies from the first token.
+    pub triggers: Vec<String>,
+}
+
+impl Gbnf {
+    /// The schema to send as llama.cpp's `json_schema` instead of a grammar:
+    /// a JSON constraint that applies from the first token.
+    pub fn json_schema(c: &Constraint, after: Option<&str>) -> Option<Value> {
+        match (c, after) {
+            (Constraint::JsonSchema(s), None) => Some(s.clone()),
+            (Constraint::JsonObject, None) => Some(serde_json::json!({"type": "object"})),
+            _ => None,
+        }
+    }
+}
+
+/// The GBNF grammar of `c`, starting after `after` when given.
+pub fn llamacpp_grammar(c: &Constraint, after: Option<&str>) -> Gbnf {
+    let mut rules = Vec::new();
+    let (body, triggers) = match c {
+        Constraint::JsonSchema(_) => ("ws value ws".to_string(), Vec::new()),
+        Constraint::JsonObject => ("ws object ws".to_string(), Vec::new()),
+        Constraint::Calls { tag, one } => (calls(tag, *one, &mut rules), Vec::new()),
+        Constraint::StructuralTag(tag) => {
+            let trig = match &tag.section {
+                Some(s) => vec![crate::tag::pieces_text(&s.begin)],
+                None => tag.trigger_texts(),
+            };
+            (calls(tag, false, &mut rules), trig)
+        }
+    };
+    // `auto` calls are lazy on their own triggers, reasoning or not (a
+    // trigger written while thinking starts the grammar too: llama.cpp's
+    // lazy grammars have one trigger set).
+    let (root, triggers) = match after {
+        Some(m) if !matches!(c, Constraint::StructuralTag(_)) => {
+            (format!("{} ws {body}", lit(m)), vec![m.to_string()])
+        }
+        _ => (body, triggers),
+    };
+    let mut g = format!("root ::= {root}\n");
+    for r in rules {
+        g.push_str(&r);
+        g.push('\n');
+    }
+    g.push_str(JSON);
+    Gbnf { grammar: g, triggers }
+}
+
+/// Any JSON value (and `ws`, `object`): the grammar's shared tail.
+const JSON: &str = r#"value ::= object | array | string | number | "true" | "false" | "null"
+object ::= "{" ws ( member ( "," ws member )* )? "}"
+member ::= string ws ":" ws value ws
+array ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
+string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] | "\\u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] )* "\""
+number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] ( "-" | "+" )? [0-9]+ )?
+ws ::= [ \t\n]*
+xmlparams ::= ( "<parameter=" [^>\n]+ ">\n" xmlvalue "\n</parameter>\n" )*
+xmlvalue ::= ( [^<] | "<" [^/] )*
+text ::= [^<]*
+"#;
+
+/// The calls rule of a tag: one, or one or more separated by white space.
+fn calls(tag: &StructuralTag, one: bool, rules: &mut Vec<String>) -> String {
+    let items: Vec<String> = tag.tags.iter().map(item).collect();
+    rules.push(format!("call ::= {}", alts(&items)));
+    let call = match &tag.section {
+        Some(s) => {
+            let sep = seq(&s.separator);
+            let more = if one { String::new() } else { format!(" ( {sep} call )*") };
+            rules.push(format!("section ::= {} call{more} {}", seq(&s.begin), seq(&s.end)));
+            "section"
+        }
+        None => "call",
+    };
+    if one || tag.section.is_some() {
+        call.to_string()
+    } else {
+        format!("{call} ( ws {call} )*")
+    }
+}
+
+fn alts(items: &[String]) -> String {
+    match items.len() {
+        0 => "\"\"".to_string(),
+        _ => items.iter().map(|i| format!("( {i} )")).collect::<Vec<_>>().join(" | "),
+    }
+}
+
+fn item(t: &Tag) -> String {
+    let content = match &t.content {
+        Content::Json { .. } => "value",
+        Content::XmlParameters { .. } => "xmlparams",
+        Content::Text => "text",
+        Content::Empty => "",
+    };
+    let ends: Vec<String> = t.end.iter().map(|e| seq(e)).collect();
+    let end = if ends.len() > 1 { format!("( {} )", alts(&ends)) } else { ends.concat() };
+    format!("{} {content} {end}", seq(&t.begin))
+}
+
+fn seq(pieces: &[Piece]) -> String {
+    let parts: Vec<String> = pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(s) | Piece::Token(s) => lit(s),
+            Piece::Digits => "[0-9]+".to_string(),
+        })
+        .collect();
+    if parts.is_empty() {
+        "\"\"".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// A GBNF string literal.
+pub fn lit(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{structural_tag, Family, StrictLevel};
+    use llmsift_protocol::wire::{FunctionDefinition, ToolParam};
+
+    #[test]
+    fn forced_call_and_reasoning() {
+        let tool = ToolParam {
+            kind: "function".into(),
+            function: FunctionDefinition { name: "f".into(), ..Default::default() },
+        };
+        let tag = structural_tag(Family::Hermes, &[tool], StrictLevel::Parameter).unwrap();
+        let g = llamacpp_grammar(&Constraint::Calls { tag, one: true }, None);
+        assert!(g.triggers.is_empty());
+        assert!(g
+            .grammar
+            .starts_with("root ::= call\ncall ::= ( \"<tool_call>\" \"\\n{\\\"name\\\": \\\"f\\\""));
+        let g = llamacpp_grammar(&Constraint::JsonObject, Some("</think>"));
+        assert_eq!(g.triggers, ["</think>"]);
+        assert!(g.grammar.starts_with("root ::= \"</think>\" ws ws object ws\n"));
+        assert_eq!(lit("a\"\\\n"), "\"a\\\"\\\\\\n\"");
+    }
+}

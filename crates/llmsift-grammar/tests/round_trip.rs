@@ -1,0 +1,220 @@
+//! Every constraint the gateway emits compiles, and a sample it accepts
+//! parses back through Sift into the expected call or JSON: per registered
+//! tool-call family × `tool_choice` (`auto` with strict tools, `required`,
+//! `required` with `parallel_tool_calls: false`, named), and for the JSON
+//! constraints (`response_format`, vLLM's `required`/named schemas), with
+//! and without reasoning first.
+//!
+//! Each constraint is checked in every form it is sent in: llguidance Lark
+//! (compiled and matched by llguidance), llama.cpp GBNF (written as Lark by
+//! [`gbnf_lark`], a mechanical rewrite of its two syntactic differences,
+//! then compiled and matched by llguidance), and xgrammar's structural-tag
+//! JSON (every JSON schema inside it compiled by llguidance and matched
+//! against the sample's arguments; xgrammar itself is not available here).
+#![cfg(feature = "llguidance")]
+
+mod common;
+
+use common::two_tools;
+use llmsift_core::{Registry, Request, ToolChoice, Tools};
+use llmsift_grammar::llg::{json_schema_grammar, Checker};
+use llmsift_grammar::{
+    forced_constraint, llamacpp_grammar, pieces_text, request_constraint, response_format_constraint,
+    structural_tag_json, Constraint, Content, Family, LarkOptions, Piece, StrictLevel, StructuralTag,
+};
+use llmsift_protocol::{ChatCompletionRequest, CheckedRequest};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+const ARGS: &str = r#"{"city": "Paris", "days": 3}"#;
+
+fn checked(tool_choice: Value, parallel: bool, strict: bool) -> CheckedRequest {
+    let tools = two_tools(Some(strict), Some(strict));
+    let mut body = json!({"messages": [], "tools": tools, "parallel_tool_calls": parallel});
+    if !tool_choice.is_null() {
+        body["tool_choice"] = tool_choice;
+    }
+    ChatCompletionRequest::from_value(body).unwrap().check().unwrap()
+}
+
+/// The model-format text of one `get_weather` call with [`ARGS`].
+fn call_text(tag: &StructuralTag) -> String {
+    let t = tag.tags_for("get_weather").next().expect("a get_weather tag");
+    let args = match &t.content {
+        Content::XmlParameters { .. } => {
+            "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n".into()
+        }
+        _ => ARGS.to_string(),
+    };
+    let call = format!("{}{args}{}", t.begin_text(), t.end_text());
+    match &tag.section {
+        Some(s) => format!("{}{call}{}", pieces_text(&s.begin), pieces_text(&s.end)),
+        None => call,
+    }
+}
+
+/// llama.cpp GBNF as llguidance Lark: `::=` becomes `:`, a bare character
+/// class becomes a regex (its `/` escaped, its spaces `\x20`); strings are
+/// copied as they are (both read JSON-like escapes), and `root` is the start.
+fn gbnf_lark(g: &str) -> String {
+    let mut out = String::from("%llguidance {}\nstart: root\n");
+    for line in g.lines() {
+        let Some((name, body)) = line.split_once(" ::= ") else { continue };
+        out.push_str(name);
+        out.push_str(": ");
+        let (mut in_str, mut in_class, mut esc) = (false, false, false);
+        for c in body.chars() {
+            if esc {
+                out.push(c);
+                esc = false;
+                continue;
+            }
+            match c {
+                '\\' if in_str || in_class => {
+                    out.push(c);
+                    esc = true;
+                }
+                '"' if !in_class => {
+                    in_str = !in_str;
+                    out.push(c);
+                }
+                '[' if !in_str && !in_class => {
+                    in_class = true;
+                    out.push_str("/[");
+                }
+                ']' if in_class => {
+                    in_class = false;
+                    out.push_str("]/");
+                }
+                // Inside a regex literal, a slash is escaped and a space spelled out.
+                '/' if in_class => out.push_str("\\/"),
+                ' ' if in_class => out.push_str("\\x20"),
+                c => out.push(c),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Every JSON schema inside an xgrammar structural tag document.
+fn schemas(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(o) => {
+            if o.get("type") == Some(&json!("json_schema")) {
+                out.push(o["json_schema"].clone());
+            }
+            o.values().for_each(|x| schemas(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| schemas(x, out)),
+        _ => {}
+    }
+}
+
+/// Checks one constraint in its three forms against `sample` (the text
+/// after reasoning), with and without reasoning first.
+fn accepts_everywhere(c: &Constraint, sample: &str, args: &str, what: &str) {
+    let bytes = Checker::bytes(&[]).unwrap();
+    for after in [None, Some("</think>")] {
+        let text = match after {
+            Some(m) => format!("I think so.{m}{sample}"),
+            None => sample.to_string(),
+        };
+        let lark = c.to_lark(&LarkOptions::text().with_after(after.map(Piece::text)));
+        bytes.compile(&lark).unwrap_or_else(|e| panic!("{what}: Lark does not compile: {e}\n{lark}"));
+        assert!(
+            bytes.accepts(&lark, &text).unwrap(),
+            "{what} after={after:?}: Lark rejects {text:?}\n{lark}"
+        );
+        // llama.cpp: a JSON schema from the first token goes as `json_schema`.
+        if llmsift_grammar::Gbnf::json_schema(c, after).is_none() {
+            let g = llamacpp_grammar(c, after);
+            let lark = gbnf_lark(&g.grammar);
+            bytes
+                .compile(&lark)
+                .unwrap_or_else(|e| panic!("{what}: GBNF does not compile: {e}\n{}", g.grammar));
+            // A lazy grammar matches from its trigger on.
+            let from = g.triggers.iter().filter_map(|t| text.find(t.as_str())).min().unwrap_or(0);
+            let from = if g.triggers.is_empty() { 0 } else { from };
+            assert!(
+                bytes.accepts(&lark, &text[from..]).unwrap(),
+                "{what} after={after:?}: GBNF rejects {:?}\n{}",
+                &text[from..],
+                g.grammar
+            );
+        }
+        let doc = structural_tag_json(c, after);
+        let mut found = Vec::new();
+        schemas(&doc, &mut found);
+        for s in found {
+            let m = bytes.accepts_tokens(json_schema_grammar(&s), &bytes.tokenize(args)).unwrap();
+            assert!(m || s == json!({}), "{what}: a schema of the structural tag rejects {args}: {s}");
+        }
+    }
+}
+
+/// The sample parsed back by Sift's `parser` pair for `choice`.
+fn parsed(parser: &str, req: &CheckedRequest, choice: ToolChoice, text: &str) -> (String, Value) {
+    let f = Registry::builtin().factory(None, Some(parser)).unwrap();
+    let tools = serde_json::to_value(&req.tools).unwrap();
+    let core =
+        Request { tools: Arc::new(Tools::from_json(&tools)), tool_choice: choice, ..Request::default() };
+    let m = f.parse(&core, text, None);
+    let call = m.tool_calls.first().unwrap_or_else(|| panic!("{parser}: no call in {text:?}: {m:?}"));
+    (call.name.clone(), serde_json::from_str(&call.arguments).unwrap())
+}
+
+#[test]
+fn each_family_and_tool_choice_compiles_accepts_and_parses_back() {
+    let named = json!({"type": "function", "function": {"name": "get_weather"}});
+    let cases = [
+        ("auto", json!("auto"), true, true, ToolChoice::Auto),
+        ("required", json!("required"), true, false, ToolChoice::Required),
+        ("required-one", json!("required"), false, false, ToolChoice::Required),
+        ("named", named, true, false, ToolChoice::Named("get_weather".into())),
+    ];
+    let mut n = 0;
+    for &family in Family::all() {
+        for (label, choice, parallel, strict, core_choice) in cases.clone() {
+            let req = checked(choice, parallel, strict);
+            let c = forced_constraint(&req, Some(family), StrictLevel::Auto).unwrap().expect("a constraint");
+            let tag = match &c {
+                Constraint::StructuralTag(t) | Constraint::Calls { tag: t, .. } => t,
+                other => panic!("{family:?} {label}: {other:?}"),
+            };
+            let sample = call_text(tag);
+            let what = format!("{family:?} {label}");
+            accepts_everywhere(&c, &sample, r#"{"city": "Paris", "days": 3}"#, &what);
+            let (name, args) = parsed(family.parser_name(), &req, core_choice, &sample);
+            assert_eq!(
+                (name.as_str(), args),
+                ("get_weather", json!({"city": "Paris", "days": 3})),
+                "{what}: {sample:?}"
+            );
+            n += 1;
+        }
+    }
+    assert_eq!(n, 4 * Family::all().len());
+}
+
+#[test]
+fn json_constraints_compile_accept_and_parse_back() {
+    // response_format: the JSON itself is the answer.
+    let rf = json!({"type": "json_schema", "json_schema": {"name": "w", "schema": common::weather_params()}});
+    for (rf, sample) in [(rf, ARGS), (json!({"type": "json_object"}), r#"{"any": [1, true]}"#)] {
+        let c = response_format_constraint(Some(&rf)).unwrap().unwrap();
+        accepts_everywhere(&c, sample, sample, &format!("response_format {}", rf["type"]));
+    }
+    // vLLM's schemas for parsers that read forced calls as JSON (xLAM here).
+    let req = checked(json!("required"), true, false);
+    let c = request_constraint(&req, None, StrictLevel::Auto).unwrap().unwrap();
+    let list = format!(r#"[{{"name": "get_weather", "parameters": {ARGS}}}]"#);
+    accepts_everywhere(&c, &list, &list, "required schema");
+    let (name, args) = parsed("xlam", &req, ToolChoice::Required, &list);
+    assert_eq!((name.as_str(), args), ("get_weather", json!({"city": "Paris", "days": 3})));
+    let req = checked(json!({"type": "function", "function": {"name": "get_weather"}}), true, false);
+    let c = request_constraint(&req, None, StrictLevel::Auto).unwrap().unwrap();
+    accepts_everywhere(&c, ARGS, ARGS, "named schema");
+    let (name, args) = parsed("xlam", &req, ToolChoice::Named("get_weather".into()), ARGS);
+    assert_eq!((name.as_str(), args), ("get_weather", json!({"city": "Paris", "days": 3})));
+}
