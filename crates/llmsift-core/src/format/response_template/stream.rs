@@ -92,6 +92,7 @@ pub(crate) struct StreamCarry {
     before: Option<char>,
     out_start: usize,
     cursors: Vec<[usize; 2]>,
+    pending_end: Vec<[usize; 2]>,
     current: Option<usize>,
     opened: bool,
     captures: Vec<(String, String)>,
@@ -115,6 +116,7 @@ impl Stream {
             before: self.before,
             out_start: self.out_start,
             cursors: self.cursors.clone(),
+            pending_end: self.pending_end.clone(),
             current: self.current,
             opened: self.opened,
             captures: self.captures.clone(),
@@ -135,6 +137,7 @@ impl Stream {
         let n = self.tpl.fields.len();
         let field_ok = |i: usize| i < n;
         if c.cursors.len() != n
+            || c.pending_end.len() != n
             || c.has_value.len() != n
             || !c.current.is_none_or(field_ok)
             || !c.watch_outside.iter().all(|&(i, _)| field_ok(i))
@@ -150,6 +153,7 @@ impl Stream {
             before,
             out_start,
             cursors,
+            pending_end,
             current,
             opened,
             captures,
@@ -171,6 +175,7 @@ impl Stream {
             before,
             out_start,
             cursors,
+            pending_end,
             current,
             opened,
             captures,
