@@ -11,7 +11,8 @@
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{black_box, Bencher};
 use llmsift_bench::{
-    request, rt_factory, w1, w1_factory, w2_factory, w2_hermes, w2_qwen3_coder, Workload, DELTA_BYTES,
+    request, rt_factory, rt_lookahead_factory, w1, w1_factory, w2_factory, w2_hermes, w2_qwen3_coder,
+    Workload, DELTA_BYTES,
 };
 use llmsift_core::{Delta, ParserFactory, Request};
 
@@ -75,4 +76,11 @@ fn w1_stream_response_template(bencher: Bencher, scale: usize) {
 #[divan::bench(args = [1, 2, 4])]
 fn w2_stream_response_template(bencher: Bencher, scale: usize) {
     stream(bencher, &rt_factory(), &request(true), &w2_hermes(scale));
+}
+
+/// W1 parsed by TRL's DeepSeek-R1-Distill template: a lookahead opener holds
+/// the text until `</think>` decides it, and the content after it to the end.
+#[divan::bench(args = [1, 2, 4])]
+fn w1_stream_response_template_lookahead(bencher: Bencher, scale: usize) {
+    stream(bencher, &rt_lookahead_factory(), &request(false), &w1(scale));
 }

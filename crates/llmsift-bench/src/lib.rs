@@ -475,6 +475,17 @@ pub fn rt_factory() -> llmsift_core::ParserFactory {
     f.with_template(&tpl).expect("the template is read")
 }
 
+/// The factory that parses by TRL's DeepSeek-R1-Distill response template,
+/// whose reasoning opener is a lookahead over the rest of the output
+/// (`(?=[\s\S]*?</think>)`): the text is held until the lookahead decides.
+pub fn rt_lookahead_factory() -> llmsift_core::ParserFactory {
+    let tpl = serde_json::json!({"start_anchor": "<｜Assistant｜><think>\n", "fields": {
+        "reasoning_content": {"open_pattern": "(?=[\\s\\S]*?</think>)", "close_pattern": "</think>\\s*"},
+        "content": {"close_pattern": "<｜end▁of▁sentence｜>\\s*|$"}}});
+    let f = Registry::builtin().factory(Some("hf"), Some("hf")).expect("hf is built in");
+    f.with_template(&tpl).expect("the template is read")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

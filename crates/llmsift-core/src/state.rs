@@ -33,7 +33,7 @@ use std::sync::{Arc, OnceLock};
 /// `LimitState`) is added, removed, reordered or retyped: the encoding
 /// names no fields, so an old state would otherwise decode into the wrong
 /// ones. A replica then refuses the other layout's states by name.
-pub const STATE_LAYOUT: u16 = 2;
+pub const STATE_LAYOUT: u16 = 3;
 
 /// A parser's state, borrowed for serialization (see [`Parser::snapshot`]).
 #[derive(Debug, Serialize)]

@@ -7,7 +7,7 @@
 use super::regex::PatternError;
 use crate::pylit::py_space;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Class {
     Digit(bool),
     Word(bool),
@@ -15,7 +15,7 @@ pub(crate) enum Class {
     Set { neg: bool, items: Vec<ClassItem> },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ClassItem {
     Range(char, char),
     Class(Class),
@@ -338,6 +338,32 @@ pub(crate) fn nullable(n: &Node) -> bool {
         Node::Concat(v) => v.iter().all(nullable),
         Node::Alt(v) => v.iter().any(nullable),
         Node::Repeat { node, min, .. } => *min == 0 || nullable(node),
+    }
+}
+
+/// Whether a class holds every character (`[\s\S]`, `[\d\D]`, `[\w\W]`).
+fn everything(k: &Class) -> bool {
+    let Class::Set { neg: false, items } = k else { return false };
+    let has = |c: Class| items.iter().any(|i| matches!(i, ClassItem::Class(x) if *x == c));
+    [Class::Digit, Class::Word, Class::Space].iter().any(|kind| has(kind(false)) && has(kind(true)))
+}
+
+/// Whether the pattern is one positive lookahead whose body starts with an
+/// unbounded any-character star (`(?=[\s\S]*?X)`): it matches at a position
+/// exactly when `X` matches somewhere after it, so once it fails at one
+/// position it fails at every later one.
+pub(crate) fn fails_onward(n: &Node) -> bool {
+    match n {
+        Node::Group(n, None) => fails_onward(n),
+        Node::LookAhead(body, false) => {
+            let first = match body.as_ref() {
+                Node::Concat(v) => v.first(),
+                other => Some(other),
+            };
+            matches!(first, Some(Node::Repeat { node, min: 0, max: None, .. })
+                if matches!(node.as_ref(), Node::Any) || matches!(node.as_ref(), Node::Class(k) if everything(k)))
+        }
+        _ => false,
     }
 }
 

@@ -16,7 +16,7 @@
 //! differently. Unicode classes (`\d`, `\w`, `\s`) use Rust's character
 //! properties (Python's `str.isspace` for `\s`); ASCII reads exactly.
 
-use super::pattern::{first_chars, is_word, Class, Look, Node, P};
+use super::pattern::{fails_onward, first_chars, is_word, Class, Look, Node, P};
 
 /// Why a pattern was refused.
 pub(crate) type PatternError = String;
@@ -53,6 +53,9 @@ pub(crate) struct Regex {
     /// Literal alternatives, longest first, when the pattern is just those
     /// (matched directly, with the same answers as the program).
     literals: Option<Vec<String>>,
+    /// A failure at one position means failure at every later one
+    /// (see [`fails_onward`]).
+    fails_onward: bool,
 }
 
 /// A match: byte span and the named groups that took part.
@@ -86,6 +89,10 @@ pub(crate) struct Text<'a> {
 }
 
 const MAX_PROG: usize = 20_000;
+
+/// Above this many (instruction, position) pairs the matcher's record of
+/// visited states is a set rather than a bitmap (8 MiB).
+const MAX_VISITED_BITS: usize = 1 << 26;
 
 struct Emit {
     prog: Vec<Inst>,
@@ -207,6 +214,7 @@ impl Regex {
             groups: p.groups,
             first: first_chars(&node),
             literals: None,
+            fails_onward: fails_onward(&node),
         })
     }
 
@@ -223,7 +231,14 @@ impl Regex {
         e.prog.push(Inst::Save(1));
         e.prog.push(Inst::Match);
         let literals = Some(sorted.into_iter().cloned().collect());
-        Regex { prog: e.prog, names: vec![], groups: 0, first: first_chars(&alt), literals }
+        Regex {
+            prog: e.prog,
+            names: vec![],
+            groups: 0,
+            first: first_chars(&alt),
+            literals,
+            fails_onward: false,
+        }
     }
 
     /// Named group names.
@@ -240,6 +255,12 @@ impl Regex {
                 Some(c) => set.contains(&c),
             },
         }
+    }
+
+    /// Whether a final failure at one position means the pattern fails at
+    /// every later position of the same text.
+    pub(crate) fn fails_onward(&self) -> bool {
+        self.fails_onward
     }
 
     /// Whether every match starts with one of a few known characters (so no
@@ -278,7 +299,15 @@ impl Regex {
             }
             return if hit_end { Attempt::Pending } else { Attempt::Fail };
         }
-        let mut m = Matcher { re: self, t, hit_end: false, visited: Default::default(), steps: 0, at };
+        let mut m = Matcher {
+            re: self,
+            t,
+            hit_end: false,
+            visited: Vec::new(),
+            visited_set: Default::default(),
+            steps: 0,
+            at,
+        };
         let mut caps = vec![None; 2 * self.groups + 2];
         let ok = m.run(1, at, &mut caps);
         if m.hit_end && !t.eos {
@@ -309,10 +338,21 @@ impl Regex {
                 return None;
             }
             if self.may_start(&t, at) {
-                let mut m =
-                    Matcher { re: self, t: &t, hit_end: false, visited: Default::default(), steps: 0, at };
+                let mut m = Matcher {
+                    re: self,
+                    t: &t,
+                    hit_end: false,
+                    visited: Vec::new(),
+                    visited_set: Default::default(),
+                    steps: 0,
+                    at,
+                };
                 let mut caps = vec![None; 2 * self.groups + 2];
-                if let Some(end) = m.run(1, at, &mut caps) {
+                let found = m.run(1, at, &mut caps);
+                if found.is_none() && self.fails_onward {
+                    return None;
+                }
+                if let Some(end) = found {
                     let groups = (0..=self.groups)
                         .map(|g| match (caps[2 * g], caps[2 * g + 1]) {
                             (Some(a), Some(b)) => Some(hay[a..b].to_string()),
@@ -336,7 +376,8 @@ struct Matcher<'r, 't> {
     re: &'r Regex,
     t: &'t Text<'t>,
     hit_end: bool,
-    visited: std::collections::HashSet<(usize, usize)>,
+    visited: Vec<u64>,
+    visited_set: std::collections::HashSet<(usize, usize)>,
     steps: usize,
     at: usize,
 }
@@ -359,7 +400,22 @@ impl Matcher<'_, '_> {
             self.steps += 1;
             return true;
         }
-        self.visited.insert((pc, pos - self.at))
+        let width = self.t.hay.len() - self.at + 1;
+        let bits = self.re.prog.len() * width;
+        if bits > MAX_VISITED_BITS {
+            // A large pattern over a long text: a set of what was visited.
+            return self.visited_set.insert((pc, pos - self.at));
+        }
+        if self.visited.is_empty() {
+            // Allocated only by an attempt that already explored this much,
+            // so its size is in proportion to the work.
+            self.visited = vec![0; bits.div_ceil(64)];
+        }
+        let k = pc * width + (pos - self.at);
+        let (w, b) = (k / 64, 1u64 << (k % 64));
+        let fresh = self.visited[w] & b == 0;
+        self.visited[w] |= b;
+        fresh
     }
 
     fn look(&mut self, l: Look, pos: usize) -> bool {
@@ -457,7 +513,8 @@ impl Matcher<'_, '_> {
                             re: self.re,
                             t: self.t,
                             hit_end: false,
-                            visited: Default::default(),
+                            visited: Vec::new(),
+                            visited_set: Default::default(),
                             steps: 0,
                             at: pos,
                         };
@@ -518,6 +575,15 @@ mod tests {
         assert_eq!(re.attempt(&t, 0), Attempt::Pending);
         let t = Text { hay: "</x", at_origin: true, before: None, eos: false };
         assert_eq!(re.attempt(&t, 0), Attempt::Fail);
+    }
+
+    #[test]
+    fn a_lookahead_over_the_rest_fails_onward() {
+        assert!(Regex::new(r"(?=[\s\S]*?</think>)").unwrap().fails_onward());
+        assert!(Regex::new(r"(?=.*</think>)").unwrap().fails_onward());
+        assert!(!Regex::new(r"(?=[\s\S]*?</think>)x").unwrap().fails_onward());
+        assert!(!Regex::new(r"(?=[^<]*?</think>)").unwrap().fails_onward());
+        assert!(!Regex::new(r"(?![\s\S]*?</think>)").unwrap().fails_onward());
     }
 
     #[test]

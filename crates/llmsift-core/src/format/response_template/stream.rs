@@ -61,6 +61,9 @@ pub(crate) struct Stream {
     out_start: usize,
     /// Per field and kind: positions before this one (absolute) fail.
     cursors: Vec<[usize; 2]>,
+    /// Per field and kind: where the text ended (absolute) when the attempt
+    /// at the cursor last came out pending.
+    pending_end: Vec<[usize; 2]>,
     current: Option<usize>,
     opened: bool,
     captures: Vec<(String, String)>,
@@ -89,6 +92,7 @@ pub(crate) struct StreamCarry {
     before: Option<char>,
     out_start: usize,
     cursors: Vec<[usize; 2]>,
+    pending_end: Vec<[usize; 2]>,
     current: Option<usize>,
     opened: bool,
     captures: Vec<(String, String)>,
@@ -112,6 +116,7 @@ impl Stream {
             before: self.before,
             out_start: self.out_start,
             cursors: self.cursors.clone(),
+            pending_end: self.pending_end.clone(),
             current: self.current,
             opened: self.opened,
             captures: self.captures.clone(),
@@ -132,6 +137,7 @@ impl Stream {
         let n = self.tpl.fields.len();
         let field_ok = |i: usize| i < n;
         if c.cursors.len() != n
+            || c.pending_end.len() != n
             || c.has_value.len() != n
             || !c.current.is_none_or(field_ok)
             || !c.watch_outside.iter().all(|&(i, _)| field_ok(i))
@@ -147,6 +153,7 @@ impl Stream {
             before,
             out_start,
             cursors,
+            pending_end,
             current,
             opened,
             captures,
@@ -168,6 +175,7 @@ impl Stream {
             before,
             out_start,
             cursors,
+            pending_end,
             current,
             opened,
             captures,
@@ -200,6 +208,7 @@ impl Stream {
             before: None,
             out_start: 0,
             cursors: vec![[0, 0]; n],
+            pending_end: vec![[0, 0]; n],
             opened: false,
             captures: vec![],
             body: String::new(),
@@ -258,7 +267,22 @@ impl Stream {
         let anchor = if kind == Kind::Open { f.open.as_ref() } else { f.close.as_ref() }?;
         let text = Text { hay: &self.buf, at_origin: self.base == 0, before: self.before, eos };
         let cur = &mut self.cursors[fi][kind as usize];
+        let last_end = &mut self.pending_end[fi][kind as usize];
         let mut at = (*cur).max(self.base + self.pos) - self.base;
+        let end = self.base + self.buf.len();
+        // An attempt that came out pending after reading far ahead (a
+        // lookahead over the rest of the text) is tried again only once the
+        // text past it has doubled: waiting only holds text longer, it never
+        // changes a decision, and the retries then cost O(n) in all.
+        let far = end.saturating_sub(*cur);
+        if !eos
+            && *cur >= self.base + self.pos
+            && *last_end > *cur
+            && far > 256
+            && far < 2 * (*last_end - *cur)
+        {
+            return Some(Err(*cur - self.base));
+        }
         loop {
             let cand = if at >= self.buf.len() { None } else { anchor.re.next_candidate(&text, at) };
             let p = match cand {
@@ -267,6 +291,7 @@ impl Stream {
                 // start at the end: nothing to hold, nothing to try.
                 None if anchor.re.has_first() => {
                     *cur = self.base + self.buf.len();
+                    *last_end = 0;
                     return None;
                 }
                 None => self.buf.len(),
@@ -274,15 +299,20 @@ impl Stream {
             match anchor.re.attempt(&text, p) {
                 Attempt::Pending => {
                     *cur = self.base + p;
+                    *last_end = end;
                     return Some(Err(p));
                 }
                 Attempt::Match(m) => {
                     *cur = self.base + p;
+                    *last_end = 0;
                     return Some(Ok(m));
                 }
                 Attempt::Fail => {
-                    if p >= self.buf.len() {
-                        *cur = self.base + p;
+                    *last_end = 0;
+                    if p >= self.buf.len() || anchor.re.fails_onward() {
+                        // Nothing later can match (for a lookahead over the
+                        // rest of the text, a failure here is one there).
+                        *cur = self.base + self.buf.len();
                         return None;
                     }
                     at = p + self.buf[p..].chars().next().map_or(1, char::len_utf8);
