@@ -57,9 +57,24 @@ for b in bad:
 sys.exit(1 if bad else 0)
 EOF
 
+# Cargo unpacks the packages it just made into $CARGO_HOME/registry/src/-HASH/
+# (a nameless local registry) and, as for any registry, never unpacks the
+# same name and version twice: a second dry run would build the dependents
+# against the first run's sources. None of our crates' versions is on
+# crates.io, so every llmsift-* there is such a stale copy.
+# Cargo also takes a registry crate's build as fresh by its version alone, so
+# the packages are verified in a target directory of their own whose
+# llmsift builds are dropped first (the other dependencies' builds are kept).
+for d in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/llmsift-*; do
+    [[ -e "$d" ]] && rm -rf "$d"
+done
+check_target="$repo/target/publish-check"
+rm -rf "$check_target"/debug/.fingerprint/llmsift-* "$check_target"/debug/deps/*llmsift_* \
+    "$check_target"/debug/build/llmsift-*
+
 # Tests and examples stay in the repository (they read its assets and corpus),
 # so cargo says once per target that it leaves them out; those lines are noise.
-cargo publish --workspace --dry-run "$@" 2>&1 \
+cargo publish --workspace --dry-run --target-dir "$check_target" "$@" 2>&1 \
     | grep -v -E '^warning: ignoring (test|example|bench) `[^`]+` as `[^`]+` is not included in the published package$'
 status=${PIPESTATUS[0]}
 if [[ $status -ne 0 ]]; then
