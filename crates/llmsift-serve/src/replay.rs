@@ -26,7 +26,7 @@
 //!
 //! Log probabilities, when the body asks for them (`logprobs` for
 //! completions, `n_probs` for llama.cpp, `logprobs: true` for chat), come
-//! in each wire's own shape ([`logprob_frames`]): made-up but fixed values
+//! in each wire's own shape (`logprob_frames`): made-up but fixed values
 //! (token `k` of the output has logprob `-(k % 4 + 1) / 4`, its
 //! alternatives are the next ids), with `return_tokens_as_token_ids`
 //! honoured. A chat request with `tool_choice` `required` or a named
