@@ -22,8 +22,8 @@
 //! Each generator takes a `scale` (1, 2, 4 in the benchmarks) that multiplies
 //! the length of the generated text.
 
-use serde_json::{json, Value};
 use llmsift_core::{Registry, Request, Tools};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Bytes per "token" used to size the workloads.

@@ -3,9 +3,9 @@
 //! tokenizer's added tokens), as `llmsift_core::Registry::detect` decides.
 
 use anyhow::{Context, Result};
-use serde_json::Value;
 use llmsift_core::format::response_template::{self, Template, TemplateError};
 use llmsift_core::{Detection, Registry};
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

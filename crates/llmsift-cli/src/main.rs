@@ -18,10 +18,10 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser as Clap, Subcommand};
-use serde_json::Value;
 use llmsift_conformance::{delta_json, message_json, stream_chunks, Case, Runner};
 use llmsift_core::{Folder, Registry, Request, ToolChoice, Tools};
 use llmsift_tokenizers::TokenizerView;
+use serde_json::Value;
 use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;

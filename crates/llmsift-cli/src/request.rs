@@ -43,13 +43,13 @@
 
 use crate::{stream_chunks, ParseArgs};
 use anyhow::{bail, Context, Result};
-use serde::Deserialize;
-use serde_json::Value;
 use llmsift_core::Registry;
 use llmsift_protocol::{
     complete, ChatCompletionRequest, FinishReason, IdStyle, Options, ReasoningField, ResponseMeta, Session,
 };
 use llmsift_tokenizers::MarkerStrip;
+use serde::Deserialize;
+use serde_json::Value;
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

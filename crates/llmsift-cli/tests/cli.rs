@@ -48,7 +48,8 @@ fn completions_for_each_shell_name_the_subcommands() {
 
 #[test]
 fn an_error_is_one_line_with_its_causes() {
-    let out = run(sift().args(["parse", "--reasoning-parser", "qwen3", "--tools", "/nonexistent/tools.json", "-"]));
+    let out =
+        run(sift().args(["parse", "--reasoning-parser", "qwen3", "--tools", "/nonexistent/tools.json", "-"]));
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -61,7 +62,8 @@ fn an_error_is_one_line_with_its_causes() {
 
 #[test]
 fn rust_backtrace_adds_the_backtrace() {
-    let out = run(sift().env("RUST_BACKTRACE", "1").args(["parse", "--tools", "/nonexistent/tools.json", "-"]));
+    let out =
+        run(sift().env("RUST_BACKTRACE", "1").args(["parse", "--tools", "/nonexistent/tools.json", "-"]));
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.starts_with("sift: error: reading /nonexistent/tools.json: "), "{err}");
@@ -86,7 +88,10 @@ impl Drop for Serve {
 
 fn serve(rust_log: Option<&str>) -> Serve {
     let mut c = sift();
-    c.args(["serve", "--demo", "--port", "0"]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    c.args(["serve", "--demo", "--port", "0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     if let Some(f) = rust_log {
         c.env("RUST_LOG", f);
     }
@@ -126,7 +131,11 @@ fn get(addr: &str, path: &str) -> String {
 fn serve_prints_its_url_and_logs_what_rust_log_asks() {
     // Default (info): what is served, then the URL line.
     let s = serve(None);
-    assert!(s.before.iter().any(|l| l.contains(" INFO ") && l.contains("serving") && l.contains("qwen3-demo")), "{:?}", s.before);
+    assert!(
+        s.before.iter().any(|l| l.contains(" INFO ") && l.contains("serving") && l.contains("qwen3-demo")),
+        "{:?}",
+        s.before
+    );
     assert!(get(&s.addr, "/health").starts_with("HTTP/1.1 200"));
     drop(s);
 
@@ -147,5 +156,8 @@ fn serve_prints_its_url_and_logs_what_rust_log_asks() {
         }
     }
     assert!(seen.iter().any(|l| l.contains("DEBUG") && l.contains("/v1/models")), "{seen:?}");
-    assert!(seen.iter().any(|l| l.contains("finished processing request") && l.contains("status=200")), "{seen:?}");
+    assert!(
+        seen.iter().any(|l| l.contains("finished processing request") && l.contains("status=200")),
+        "{seen:?}"
+    );
 }

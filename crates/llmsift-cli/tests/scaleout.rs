@@ -103,7 +103,8 @@ fn demos() -> Vec<Demo> {
     ["qwen3", "qwen3-coder", "deepseek-r1", "gpt-oss"]
         .iter()
         .map(|f| {
-            let text = std::fs::read_to_string(root().join(format!("crates/llmsift-serve/demo/{f}.json"))).unwrap();
+            let text =
+                std::fs::read_to_string(root().join(format!("crates/llmsift-serve/demo/{f}.json"))).unwrap();
             let v: Value = serde_json::from_str(&text).unwrap();
             Demo {
                 name: v["name"].as_str().unwrap().into(),

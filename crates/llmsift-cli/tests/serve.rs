@@ -189,7 +189,8 @@ fn shared() -> (Proc, Proc, tempfile::TempPath) {
 #[test]
 fn cases() {
     let (_backend, gw, _config) = shared();
-    let text = std::fs::read_to_string(root().join("crates/llmsift-cli/tests/serve/cases.toml")).expect("cases");
+    let text =
+        std::fs::read_to_string(root().join("crates/llmsift-cli/tests/serve/cases.toml")).expect("cases");
     let table: Value = toml::from_str(&text).expect("cases.toml");
     let cases = table["case"].as_array().expect("[[case]]");
     assert!(cases.len() >= 20);

@@ -1,8 +1,8 @@
 //! The answer (output line) shape.
 
+use llmsift_core::{Delta, Message};
 use serde::Serialize;
 use serde_json::{json, Value};
-use llmsift_core::{Delta, Message};
 
 /// One answer line.
 #[derive(Debug, Clone, Serialize)]

@@ -4,9 +4,9 @@
 //! same message comes out. A self-check per family: it catches a parser that
 //! does not read what the template writes.
 
-use serde_json::{json, Value};
 use llmsift_core::{Message, Registry, Request, Tools};
 use llmsift_templates::{RenderRequest, TemplateSet};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// The outcome of one round trip.

@@ -2,9 +2,9 @@
 
 use crate::answer::{delta_json, message_json, Answer};
 use crate::case::Case;
-use serde_json::{json, Value};
 use llmsift_core::{Delta, Folder, Message, ParserFactory, Registry, Request, ToolChoice, Tools};
 use llmsift_tokenizers::{named_tokenizer_path, MarkerStrip, TokenizerView};
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -16,9 +16,9 @@
 //! Invariant: the same spec always yields the same ids (a token already in
 //! the base vocabulary keeps its id; new ones are numbered after it in order).
 
+use llmsift_tokenizers::{named_tokenizer_path, TokenizerView};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
-use llmsift_tokenizers::{named_tokenizer_path, TokenizerView};
 use std::path::Path;
 use tokenizers::{AddedToken, Tokenizer};
 

@@ -3,8 +3,8 @@
 //! chunks, every byte cut (short outputs) and random chunks; and every case
 //! of the first families agreeing with vLLM.
 
-use serde_json::Value;
 use llmsift_conformance::{check_splits, compare, exact, read_request, Case, Runner};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

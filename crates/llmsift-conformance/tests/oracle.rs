@@ -8,8 +8,8 @@
 //! answers with an error, which must be listed there as `pair refused`).
 //! Agreement is printed per parser name (`-- --nocapture`).
 
-use serde_json::Value;
 use llmsift_conformance::{check_splits, compare, exact, read_request, skips_special, Case, Runner};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -149,7 +149,8 @@ fn oracle_agreement_is_as_documented() {
 /// still streams like one-shot.
 #[test]
 fn oracle_agreement_with_vllm_settings() {
-    let listed = llmsift_conformance::known_disagreements(include_str!("known-disagreements-oracle-compat.txt"));
+    let listed =
+        llmsift_conformance::known_disagreements(include_str!("known-disagreements-oracle-compat.txt"));
     let mut runner = Runner::new();
     let (mut failures, mut problems) = (BTreeMap::new(), vec![]);
     let cases = oracle_cases();

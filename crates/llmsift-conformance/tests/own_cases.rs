@@ -2,8 +2,8 @@
 //! own `expected`): each must agree with its expected message as `check.py`
 //! scores it, and stream identically to one-shot under every cut.
 
-use serde_json::Value;
 use llmsift_conformance::{check_splits, compare, exact, read_request, Case, Runner};
+use serde_json::Value;
 
 #[test]
 fn own_cases_agree_and_stream_like_one_shot() {

@@ -12,9 +12,9 @@
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 64.
 
-use proptest::prelude::*;
 use llmsift_core::{Folder, ParserFactory, Registry, Request, ToolChoice, Tools};
 use llmsift_tokenizers::TokenizerView;
+use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
 
 struct Vocab {

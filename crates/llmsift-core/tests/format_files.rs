@@ -103,7 +103,10 @@ fn unbounded_holdback_fails() {
     let e = err(&format!(
         "name = \"bad\"\nkind = \"reasoning\"\n[terminals]\nm = [\"{long}\"]\n[states.content]\ntext = \"content\"\non.m = \"content\"\n"
     ));
-    assert!(matches!(e, FormatError::BadSpelling { len, .. } if len == llmsift_core::MAX_MARKER_LEN + 1), "{e}");
+    assert!(
+        matches!(e, FormatError::BadSpelling { len, .. } if len == llmsift_core::MAX_MARKER_LEN + 1),
+        "{e}"
+    );
     let e = err("name = \"bad\"\nkind = \"reasoning\"\n[terminals]\nm = [\"\"]\n[states.content]\ntext = \"content\"\n");
     assert!(matches!(e, FormatError::BadSpelling { len: 0, .. }), "{e}");
 }

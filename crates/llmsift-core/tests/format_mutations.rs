@@ -8,9 +8,9 @@
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 256.
 
-use proptest::prelude::*;
 use llmsift_core::format::spec::Kind;
 use llmsift_core::{Folder, FormatSpec, ParserFactory, Request, ToolChoice};
+use proptest::prelude::*;
 use std::sync::OnceLock;
 
 fn files() -> &'static Vec<String> {

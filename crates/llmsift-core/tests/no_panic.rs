@@ -10,8 +10,8 @@
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 512 (a longer
 //! search: `SIFT_FUZZ_CASES=20000 cargo test --release -p llmsift-core --test no_panic`).
 
-use proptest::prelude::*;
 use llmsift_core::{Folder, ParserFactory, Registry, Request, ToolChoice, Tools};
+use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
 
 struct Pair {

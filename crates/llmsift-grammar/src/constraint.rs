@@ -20,8 +20,8 @@ use crate::family::Family;
 use crate::lark::{json_schema_lark, structural_tag_lark, Calls, LarkOptions};
 use crate::schema::{named_schema, required_schema};
 use crate::tag::{structural_tag, StrictLevel, StructuralTag};
-use serde_json::Value;
 use llmsift_protocol::{CheckedRequest, ToolChoiceMode};
+use serde_json::Value;
 
 /// A structured-output constraint on the output.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,8 +17,8 @@
 //! the request's own dicts, here the lifted copy is built instead.
 
 use crate::error::GrammarError;
-use serde_json::{json, Map, Value};
 use llmsift_protocol::wire::ToolParam;
+use serde_json::{json, Map, Value};
 
 /// The schema for `tool_choice: "required"`.
 ///

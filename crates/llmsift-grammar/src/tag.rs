@@ -25,9 +25,9 @@
 //! split a tag at its trigger.
 
 use crate::family::Family;
+use llmsift_protocol::wire::ToolParam;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use llmsift_protocol::wire::ToolParam;
 
 /// How strictly calls are constrained under `tool_choice: "auto"`
 /// (a server-wide floor; vLLM's `--tool-strict-level`).

@@ -8,12 +8,12 @@
 mod common;
 
 use common::two_tools;
-use serde_json::json;
 use llmsift_grammar::llg::{grammar, json_schema_grammar, Checker};
 use llmsift_grammar::{
     json_schema_lark, required_schema, structural_tag, structural_tag_lark, Constraint, Family, GrammarError,
     LarkOptions, Piece, StrictLevel, StructuralTag,
 };
+use serde_json::json;
 
 /// A checker over bytes, with the tag's special tokens when `special`.
 fn checker(tag: &StructuralTag, special: bool) -> Checker {

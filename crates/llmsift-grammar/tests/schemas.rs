@@ -4,11 +4,11 @@
 mod common;
 
 use common::{time_params, tool, two_tools, weather_params};
-use serde_json::json;
 use llmsift_grammar::{
     named_schema, request_constraint, required_schema, Constraint, Family, GrammarError, StrictLevel,
 };
 use llmsift_protocol::ChatCompletionRequest;
+use serde_json::json;
 
 #[test]
 fn required_with_two_tools_is_vllms_array_schema() {

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{time_params, two_tools, weather_params};
-use serde_json::json;
 use llmsift_grammar::{pieces_text, structural_tag, Content, Family, Piece, StrictLevel, StructuralTag};
+use serde_json::json;
 
 /// The tag with both tools' schemas pinned.
 fn tag(family: Family) -> StructuralTag {

@@ -22,9 +22,9 @@ use crate::chat::ResponseMeta;
 use crate::check::CheckedRequest;
 use crate::ids::{fnv1a, mix};
 use crate::processor::{ChoiceProcessor, FinishReason, Options, Step, TokenCounts};
+use llmsift_core::{ParserFactory, Piece, ToolCallDelta};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use llmsift_core::{ParserFactory, Piece, ToolCallDelta};
 
 /// A Messages API response (`type: message`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

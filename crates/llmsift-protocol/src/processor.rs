@@ -26,9 +26,9 @@
 use crate::check::{CheckedRequest, ToolChoiceMode};
 use crate::ids::IdStyle;
 use crate::wire::{CompletionTokensDetails, ReasoningField, Usage};
+use llmsift_core::{Delta, Folder, Message, Parser, ParserFactory, ReasoningCounter};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use llmsift_core::{Delta, Folder, Message, Parser, ParserFactory, ReasoningCounter};
 
 /// Why generation ended, as reported to the client (and, for `stop`,
 /// `length` and `abort`, as reported by the engine).

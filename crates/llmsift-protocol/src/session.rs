@@ -15,8 +15,8 @@ use crate::check::CheckedRequest;
 use crate::processor::{ChoiceProcessor, FinishReason, Options, Step};
 use crate::responses::{self, ResponsesStream};
 use crate::sse;
-use serde_json::Value;
 use llmsift_core::ParserFactory;
+use serde_json::Value;
 use std::fmt;
 use std::str::FromStr;
 

@@ -280,8 +280,11 @@ fn usage_counts_reasoning_tokens_on_ids() {
         "</tool_call>" => Some(4),
         _ => None,
     };
-    let f =
-        llmsift_core::Registry::builtin().factory(Some("qwen3"), Some("hermes")).unwrap().bind(&vocab).unwrap();
+    let f = llmsift_core::Registry::builtin()
+        .factory(Some("qwen3"), Some("hermes"))
+        .unwrap()
+        .bind(&vocab)
+        .unwrap();
     let out = "abc</think>de<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
     let mut pieces: Vec<(String, u32)> = Vec::new();
     let mut rest = out;

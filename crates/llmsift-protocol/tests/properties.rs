@@ -17,13 +17,13 @@
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 256.
 
-use proptest::prelude::*;
-use serde_json::{json, Value};
 use llmsift_core::{Folder, Message, ParserFactory, Registry};
 use llmsift_protocol::{
     complete, sse, Api, ChatCompletionRequest, CheckedRequest, ChoiceProcessor, FinishReason, Options,
     ResponseMeta, Session,
 };
+use proptest::prelude::*;
+use serde_json::{json, Value};
 
 mod common;
 use std::sync::OnceLock;

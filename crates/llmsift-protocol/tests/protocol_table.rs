@@ -2,10 +2,10 @@
 //! row is answered one-shot and streamed, and both must give the row's
 //! expected message and `finish_reason`.
 
-use serde_json::{json, Value};
 use llmsift_protocol::{
     chat, sse, Api, ChatCompletionRequest, ChoiceProcessor, FinishReason, Options, ResponseMeta, Session,
 };
+use serde_json::{json, Value};
 
 fn table() -> Value {
     let text =

@@ -1,8 +1,8 @@
 //! Request checks as data (`tests/data/request_checks.json`), the error
 //! body's shape, and reading assistant messages.
 
-use serde_json::{json, Map, Value};
 use llmsift_protocol::{ChatCompletionRequest, CheckOptions, CheckedRequest, ProtocolError};
+use serde_json::{json, Map, Value};
 
 fn resolved(c: &CheckedRequest, key: &str) -> Value {
     match key {

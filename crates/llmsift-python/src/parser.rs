@@ -14,11 +14,11 @@
 use crate::factory::{self, Names, VocabKey};
 use crate::types::{Delta, Message};
 use crate::SiftError;
+use llmsift_core::{ParserFactory, Request, ToolChoice, Tools};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyMapping, PyString};
 use serde_json::Value;
-use llmsift_core::{ParserFactory, Request, ToolChoice, Tools};
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -22,13 +22,13 @@
 use crate::backend::Chunk;
 use crate::metrics::{Field, Metrics};
 use crate::models::Model;
-use serde_json::{json, Value};
 use llmsift_protocol::anthropic::MessageStream;
 use llmsift_protocol::responses::ResponsesStream;
 use llmsift_protocol::{
     sse, Api, ChatStream, CheckedRequest, ChoiceProcessor, FinishReason, ResponseMeta, Step,
 };
 use llmsift_tokenizers::Detokenizer;
+use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -187,8 +187,10 @@ impl Output {
         if std::mem::replace(&mut self.ended, true) {
             return Vec::new();
         }
-        let counts =
-            self.choices.iter().fold(llmsift_protocol::TokenCounts::default(), |a, c| a + c.processor.counts());
+        let counts = self
+            .choices
+            .iter()
+            .fold(llmsift_protocol::TokenCounts::default(), |a, c| a + c.processor.counts());
         let reason = self.choices[0].finish.unwrap_or(FinishReason::Stop);
         match &mut self.emitter {
             Emitter::Chat(c) => {

@@ -11,8 +11,8 @@
 //! the offending field (`messages[0].content`, `n`, …) when there is one.
 
 use crate::error::ApiError;
-use serde_json::{json, Map, Value};
 use llmsift_protocol::{Api, ChatCompletionRequest};
+use serde_json::{json, Map, Value};
 
 /// Reads a body in dialect `api`: the Chat Completions form of the
 /// request, and that form as JSON (its other fields are
@@ -72,7 +72,8 @@ fn text_of(v: &Value, field: &str) -> Result<String, ApiError> {
 fn responses(body: &Map<String, Value>) -> Result<Value, ApiError> {
     // The Responses API carries logprobs on `output_text` parts; Sift does
     // not produce them there, so asking for them is refused, not ignored.
-    let asks = |v: &Value| v.as_array().is_some_and(|a| a.iter().any(|x| x == "message.output_text.logprobs"));
+    let asks =
+        |v: &Value| v.as_array().is_some_and(|a| a.iter().any(|x| x == "message.output_text.logprobs"));
     if body.get("include").is_some_and(asks) {
         return Err(bad("include", "`message.output_text.logprobs` is not supported on /v1/responses"));
     }

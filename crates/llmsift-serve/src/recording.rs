@@ -10,8 +10,8 @@
 //! Invariant: a replay is deterministic: the same recording, variant and
 //! `max_tokens` give the same token ids, so tests can assert exact bytes.
 
-use serde::Deserialize;
 use llmsift_tokenizers::TokenizerView;
+use serde::Deserialize;
 use std::path::PathBuf;
 
 /// One recording.

@@ -4,13 +4,14 @@
 
 use axum::body::Body;
 use axum::http::Request;
-use serde_json::{json, Value};
 use llmsift_protocol::sse;
 use llmsift_serve::{app, AppState, Config, Models};
+use serde_json::{json, Value};
 use tower::ServiceExt;
 
 fn state() -> AppState {
-    let models = llmsift_serve::models::demo_models().into_iter().filter(|m| m.name() == "qwen3-demo").collect();
+    let models =
+        llmsift_serve::models::demo_models().into_iter().filter(|m| m.name() == "qwen3-demo").collect();
     let config = Config { models, ..Config::default() };
     let models = Models::build(&config).expect("the demo model builds");
     AppState::new(models, config.limits.clone(), None, Vec::new())

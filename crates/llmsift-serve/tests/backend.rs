@@ -5,11 +5,11 @@
 
 use axum::serve::ListenerExt;
 use futures_util::StreamExt;
-use serde_json::Value;
 use llmsift_serve::backend::http::HttpBackend;
 use llmsift_serve::backend::{BackendError, ChunkStream, GenRequest};
 use llmsift_serve::replay::{replay_app, Fault, ReplayOptions, ReplayState};
 use llmsift_serve::BackendKind;
+use serde_json::Value;
 use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

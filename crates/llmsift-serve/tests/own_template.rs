@@ -24,7 +24,8 @@ fn qwen3_template() -> Value {
 
 /// A model directory: the demo's Qwen3 tokenizer files, its config carrying `template`.
 fn model_dir(tag: &str, template: Value) -> PathBuf {
-    let demo = llmsift_serve::models::demo_models().into_iter().find(|m| m.name() == "qwen3-demo").expect("demo");
+    let demo =
+        llmsift_serve::models::demo_models().into_iter().find(|m| m.name() == "qwen3-demo").expect("demo");
     let tok = demo.tokenizer_path().expect("tokenizer");
     let dir = std::env::temp_dir().join(format!("sift-own-template-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -37,7 +38,8 @@ fn model_dir(tag: &str, template: Value) -> PathBuf {
 }
 
 fn config(dir: PathBuf) -> Config {
-    let mut named = llmsift_serve::models::demo_models().into_iter().find(|m| m.name() == "qwen3-demo").unwrap();
+    let mut named =
+        llmsift_serve::models::demo_models().into_iter().find(|m| m.name() == "qwen3-demo").unwrap();
     let mut own = named.clone();
     own.served_model_name = Some("qwen3-own".into());
     own.model_dir = Some(dir);

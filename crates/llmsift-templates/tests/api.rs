@@ -1,7 +1,7 @@
 //! The public API: loading, template selection, errors, request handling.
 
-use serde_json::json;
 use llmsift_templates::{ChatTemplate, DateTime, RenderRequest, TemplateError, TemplateSet};
+use serde_json::json;
 
 fn user(text: &str) -> serde_json::Value {
     json!({"role": "user", "content": text})

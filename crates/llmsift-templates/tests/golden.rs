@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value as Json;
 use llmsift_templates::{ChatTemplate, DateTime, RenderRequest, TemplateError, TemplateSet};
+use serde_json::Value as Json;
 
 fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")

@@ -15,7 +15,8 @@ use std::path::PathBuf;
 /// added tokens (no `<|python_tag|>`); `llama3_2` has the added tokens of
 /// Llama 3.1, 3.2 and 3.3 (`<|python_tag|>` 128010, `<|eom_id|>` 128008) over
 /// the same vocabulary.
-pub const TOKENIZER_NAMES: [&str; 6] = ["qwen3", "deepseek_v3", "deepseek_r1", "gptoss", "llama3_1", "llama3_2"];
+pub const TOKENIZER_NAMES: [&str; 6] =
+    ["qwen3", "deepseek_v3", "deepseek_r1", "gptoss", "llama3_1", "llama3_2"];
 
 /// The assets cache: `$SIFT_ASSETS` if set (and non-empty), else `<workspace>/.assets`.
 pub fn assets_dir() -> PathBuf {

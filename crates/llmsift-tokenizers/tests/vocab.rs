@@ -140,7 +140,10 @@ fn vocabularies_match_their_models_published_added_tokens() {
             if c.contains("reserved") || c.contains("place▁holder") {
                 continue;
             }
-            assert!(listed.iter().any(|r| r.2 == c), "{name}: {c:?} is an added token its model does not publish");
+            assert!(
+                listed.iter().any(|r| r.2 == c),
+                "{name}: {c:?} is an added token its model does not publish"
+            );
         }
     }
 }

@@ -2,8 +2,8 @@
 //! ([`mod@compile`]), and the immutable compiled form the engine reads.
 pub mod compile;
 pub mod compiled;
-pub mod spec;
 pub mod response_template;
+pub mod spec;
 
 pub use compile::{compile, MAX_MARKER_LEN};
 pub use compiled::{Format, StateId, TermId};

@@ -18,8 +18,8 @@ mod sse;
 mod wire;
 
 use futures_util::Stream;
-use serde_json::{Map, Value};
 use llmsift_protocol::FinishReason;
+use serde_json::{Map, Value};
 use std::fmt;
 use std::pin::Pin;
 use std::time::Instant;

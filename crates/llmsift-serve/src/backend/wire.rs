@@ -19,10 +19,10 @@
 
 use super::{logprobs, Chunk};
 use crate::config::BackendKind;
+use llmsift_protocol::FinishReason;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
-use llmsift_protocol::FinishReason;
 use std::time::Instant;
 
 /// Why a frame gave no chunks.
