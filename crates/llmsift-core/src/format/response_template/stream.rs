@@ -46,11 +46,20 @@ enum Kind {
 /// opens before closes, then by field name.
 type Rank = (usize, std::cmp::Reverse<usize>, Kind, String);
 
-/// The stream state of one request.
+/// The stream state of one request: the template and the request's
+/// settings (rebuilt by a resuming replica) and what the output moved
+/// ([`StreamCarry`], carried between replicas by `crate::state`).
 #[derive(Debug)]
 pub(crate) struct Stream {
     tpl: Arc<Template>,
     set: StreamSettings,
+    st: StreamCarry,
+}
+
+/// What the output moved in a [`Stream`]: all of it travels between
+/// replicas (`crate::state`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct StreamCarry {
     /// Unconsumed text; `buf[..pos]` is consumed and dropped at the end of a round.
     buf: String,
     pos: usize,
@@ -81,54 +90,10 @@ pub(crate) struct Stream {
     watch_outside: Vec<(usize, Kind)>,
 }
 
-/// What a [`Stream`] carries between replicas (`crate::state`): every field
-/// the output moved; the template and the request's settings are rebuilt by
-/// the resuming side.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct StreamCarry {
-    buf: String,
-    pos: usize,
-    base: usize,
-    before: Option<char>,
-    out_start: usize,
-    cursors: Vec<[usize; 2]>,
-    pending_end: Vec<[usize; 2]>,
-    current: Option<usize>,
-    opened: bool,
-    captures: Vec<(String, String)>,
-    body: String,
-    has_value: Vec<bool>,
-    lead: bool,
-    pend_ws: String,
-    stuck: bool,
-    calls: usize,
-    ids: u64,
-    watch_outside: Vec<(usize, Kind)>,
-}
-
 impl Stream {
     /// The state to carry (see [`StreamCarry`]).
     pub(crate) fn carry(&self) -> StreamCarry {
-        StreamCarry {
-            buf: self.buf.clone(),
-            pos: self.pos,
-            base: self.base,
-            before: self.before,
-            out_start: self.out_start,
-            cursors: self.cursors.clone(),
-            pending_end: self.pending_end.clone(),
-            current: self.current,
-            opened: self.opened,
-            captures: self.captures.clone(),
-            body: self.body.clone(),
-            has_value: self.has_value.clone(),
-            lead: self.lead,
-            pend_ws: self.pend_ws.clone(),
-            stuck: self.stuck,
-            calls: self.calls,
-            ids: self.ids,
-            watch_outside: self.watch_outside.clone(),
-        }
+        self.st.clone()
     }
 
     /// Takes a carried state into a stream built for the same template;
@@ -146,48 +111,7 @@ impl Stream {
         {
             return Err("response-template fields");
         }
-        let StreamCarry {
-            buf,
-            pos,
-            base,
-            before,
-            out_start,
-            cursors,
-            pending_end,
-            current,
-            opened,
-            captures,
-            body,
-            has_value,
-            lead,
-            pend_ws,
-            stuck,
-            calls,
-            ids,
-            watch_outside,
-        } = c;
-        *self = Stream {
-            tpl: Arc::clone(&self.tpl),
-            set: self.set.clone(),
-            buf,
-            pos,
-            base,
-            before,
-            out_start,
-            cursors,
-            pending_end,
-            current,
-            opened,
-            captures,
-            body,
-            has_value,
-            lead,
-            pend_ws,
-            stuck,
-            calls,
-            ids,
-            watch_outside,
-        };
+        self.st = c;
         Ok(())
     }
 
@@ -198,10 +122,8 @@ impl Stream {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64)
         });
-        let mut s = Stream {
+        let st = StreamCarry {
             current: tpl.implicit,
-            tpl,
-            set,
             buf: String::new(),
             pos: 0,
             base: 0,
@@ -220,24 +142,25 @@ impl Stream {
             ids: seed,
             watch_outside: vec![],
         };
-        s.watch_outside = (0..n).filter(|&i| s.field(i).open.is_some()).map(|i| (i, Kind::Open)).collect();
+        let mut s = Stream { tpl, set, st };
+        s.st.watch_outside = (0..n).filter(|&i| s.field(i).open.is_some()).map(|i| (i, Kind::Open)).collect();
         if let Some(i) = s.tpl.implicit.filter(|&i| s.field(i).close.is_some()) {
-            s.watch_outside.push((i, Kind::Close));
+            s.st.watch_outside.push((i, Kind::Close));
         }
         if let Some(p) = prompt {
             let tail = s.tpl.after_last_anchor(p).to_string();
-            s.buf = tail;
-            s.out_start = s.buf.len();
+            s.st.buf = tail;
+            s.st.out_start = s.st.buf.len();
             let mut scratch = Delta::default();
             s.process(false, &mut scratch);
             // Held white space of the prompt is the prompt's: never written.
-            s.pend_ws.clear();
+            s.st.pend_ws.clear();
         }
         s
     }
 
     pub(crate) fn push(&mut self, text: &str, out: &mut Delta) {
-        self.buf.push_str(text);
+        self.st.buf.push_str(text);
         self.process(false, out);
     }
 
@@ -251,11 +174,11 @@ impl Stream {
 
     /// `_watchlist`: the current explicit region's close, or every open and the implicit close.
     fn watch(&self, i: usize) -> Option<(usize, Kind)> {
-        match self.current {
+        match self.st.current {
             Some(c) if Some(c) != self.tpl.implicit => {
                 (i == 0 && self.field(c).close.is_some()).then_some((c, Kind::Close))
             }
-            _ => self.watch_outside.get(i).copied(),
+            _ => self.st.watch_outside.get(i).copied(),
         }
     }
 
@@ -265,57 +188,57 @@ impl Stream {
         let tpl = Arc::clone(&self.tpl);
         let f = &tpl.fields[fi];
         let anchor = if kind == Kind::Open { f.open.as_ref() } else { f.close.as_ref() }?;
-        let text = Text { hay: &self.buf, at_origin: self.base == 0, before: self.before, eos };
-        let cur = &mut self.cursors[fi][kind as usize];
-        let last_end = &mut self.pending_end[fi][kind as usize];
-        let mut at = (*cur).max(self.base + self.pos) - self.base;
-        let end = self.base + self.buf.len();
+        let text = Text { hay: &self.st.buf, at_origin: self.st.base == 0, before: self.st.before, eos };
+        let cur = &mut self.st.cursors[fi][kind as usize];
+        let last_end = &mut self.st.pending_end[fi][kind as usize];
+        let mut at = (*cur).max(self.st.base + self.st.pos) - self.st.base;
+        let end = self.st.base + self.st.buf.len();
         // An attempt that came out pending after reading far ahead (a
         // lookahead over the rest of the text) is tried again only once the
         // text past it has doubled: waiting only holds text longer, it never
         // changes a decision, and the retries then cost O(n) in all.
         let far = end.saturating_sub(*cur);
         if !eos
-            && *cur >= self.base + self.pos
+            && *cur >= self.st.base + self.st.pos
             && *last_end > *cur
             && far > 256
             && far < 2 * (*last_end - *cur)
         {
-            return Some(Err(*cur - self.base));
+            return Some(Err(*cur - self.st.base));
         }
         loop {
-            let cand = if at >= self.buf.len() { None } else { anchor.re.next_candidate(&text, at) };
+            let cand = if at >= self.st.buf.len() { None } else { anchor.re.next_candidate(&text, at) };
             let p = match cand {
                 Some(p) => p,
                 // A match that must start with a known character cannot
                 // start at the end: nothing to hold, nothing to try.
                 None if anchor.re.has_first() => {
-                    *cur = self.base + self.buf.len();
+                    *cur = self.st.base + self.st.buf.len();
                     *last_end = 0;
                     return None;
                 }
-                None => self.buf.len(),
+                None => self.st.buf.len(),
             };
             match anchor.re.attempt(&text, p) {
                 Attempt::Pending => {
-                    *cur = self.base + p;
+                    *cur = self.st.base + p;
                     *last_end = end;
                     return Some(Err(p));
                 }
                 Attempt::Match(m) => {
-                    *cur = self.base + p;
+                    *cur = self.st.base + p;
                     *last_end = 0;
                     return Some(Ok(m));
                 }
                 Attempt::Fail => {
                     *last_end = 0;
-                    if p >= self.buf.len() || anchor.re.fails_onward() {
+                    if p >= self.st.buf.len() || anchor.re.fails_onward() {
                         // Nothing later can match (for a lookahead over the
                         // rest of the text, a failure here is one there).
-                        *cur = self.base + self.buf.len();
+                        *cur = self.st.base + self.st.buf.len();
                         return None;
                     }
-                    at = p + self.buf[p..].chars().next().map_or(1, char::len_utf8);
+                    at = p + self.st.buf[p..].chars().next().map_or(1, char::len_utf8);
                 }
             }
         }
@@ -323,12 +246,12 @@ impl Stream {
 
     fn process(&mut self, eos: bool, out: &mut Delta) {
         loop {
-            if self.stuck {
+            if self.st.stuck {
                 // Nothing after is ever read again.
-                self.pos = self.buf.len();
+                self.st.pos = self.st.buf.len();
                 break;
             }
-            let mut hold = self.buf.len();
+            let mut hold = self.st.buf.len();
             let mut best: Option<(Rank, usize, Kind, Found)> = None;
             let mut wi = 0;
             while let Some((fi, kind)) = self.watch(wi) {
@@ -347,41 +270,41 @@ impl Stream {
             }
             match best.filter(|b| b.3.start < hold) {
                 Some((_, fi, kind, m)) => {
-                    if m.start > self.pos {
-                        self.accumulate(self.pos, m.start, out);
+                    if m.start > self.st.pos {
+                        self.accumulate(self.st.pos, m.start, out);
                     }
-                    self.pos = m.end;
-                    let delim = (self.base + m.start, self.base + m.end);
+                    self.st.pos = m.end;
+                    let delim = (self.st.base + m.start, self.st.base + m.end);
                     if kind == Kind::Open {
                         self.close_current(delim.0, None, out);
                         self.open_explicit(fi, m.named, delim, out);
                     } else {
-                        let had = self.opened;
+                        let had = self.st.opened;
                         for (k, v) in m.named {
-                            match self.captures.iter_mut().find(|(n, _)| *n == k) {
+                            match self.st.captures.iter_mut().find(|(n, _)| *n == k) {
                                 Some(c) => c.1 = v,
-                                None => self.captures.push((k, v)),
+                                None => self.st.captures.push((k, v)),
                             }
                         }
                         self.close_current(delim.1, Some(delim), out);
                         if !had && m.start == m.end {
-                            self.stuck = true;
+                            self.st.stuck = true;
                         }
                     }
                 }
                 None => {
                     if eos {
-                        if self.pos < self.buf.len() {
-                            self.accumulate(self.pos, self.buf.len(), out);
-                            self.pos = self.buf.len();
+                        if self.st.pos < self.st.buf.len() {
+                            self.accumulate(self.st.pos, self.st.buf.len(), out);
+                            self.st.pos = self.st.buf.len();
                         }
-                        let end = self.base + self.buf.len();
+                        let end = self.st.base + self.st.buf.len();
                         self.close_current(end, None, out);
                         break;
                     }
-                    if hold > self.pos {
-                        self.accumulate(self.pos, hold, out);
-                        self.pos = hold;
+                    if hold > self.st.pos {
+                        self.accumulate(self.st.pos, hold, out);
+                        self.st.pos = hold;
                     }
                     break;
                 }
@@ -392,20 +315,20 @@ impl Stream {
 
     /// Drops consumed text, keeping the character before the rest (for `\b`).
     fn compact(&mut self) {
-        if self.pos == 0 {
+        if self.st.pos == 0 {
             return;
         }
-        self.before = self.buf[..self.pos].chars().next_back();
-        self.buf.drain(..self.pos);
-        self.base += self.pos;
-        self.pos = 0;
+        self.st.before = self.st.buf[..self.st.pos].chars().next_back();
+        self.st.buf.drain(..self.st.pos);
+        self.st.base += self.st.pos;
+        self.st.pos = 0;
     }
 
     /// The output part of the absolute span `[a, b)` (prompt bytes cut off).
     fn output_part(&self, a: usize, b: usize) -> &str {
-        let a = a.max(self.out_start).min(b.max(self.out_start));
-        let b = b.max(self.out_start);
-        &self.buf[a - self.base..b - self.base]
+        let a = a.max(self.st.out_start).min(b.max(self.st.out_start));
+        let b = b.max(self.st.out_start);
+        &self.st.buf[a - self.st.base..b - self.st.base]
     }
 
     fn emit_text(&mut self, role: Role, s: &str, out: &mut Delta) {
@@ -418,18 +341,18 @@ impl Stream {
 
     /// `_accumulate` of `buf[a..b]` (relative offsets).
     fn accumulate(&mut self, a: usize, b: usize, out: &mut Delta) {
-        let Some(ci) = self.current else { return };
+        let Some(ci) = self.st.current else { return };
         if a >= b {
             return;
         }
-        let (abs_a, abs_b) = (self.base + a, self.base + b);
-        if !self.opened {
-            self.opened = true;
+        let (abs_a, abs_b) = (self.st.base + a, self.st.base + b);
+        if !self.st.opened {
+            self.st.opened = true;
             self.on_open(ci, out);
         }
         let role = self.field(ci).role;
         if role == Role::Calls {
-            self.body.push_str(&self.buf[a..b]);
+            self.st.body.push_str(&self.st.buf[a..b]);
             if !self.set.calls {
                 let raw = self.output_part(abs_a, abs_b).to_string();
                 out.push_content(&raw);
@@ -439,17 +362,17 @@ impl Stream {
         let strip = matches!(self.field(ci).parser, super::content::Parser::Text { strip: true });
         // Prompt text moves the strip state and is never written; its held
         // white space is the prompt's too.
-        let split = self.out_start.clamp(abs_a, abs_b) - self.base;
+        let split = self.st.out_start.clamp(abs_a, abs_b) - self.st.base;
         // The buffer is lent out while its text is routed (no copy).
-        let buf = std::mem::take(&mut self.buf);
+        let buf = std::mem::take(&mut self.st.buf);
         if split > a {
             self.text_chunk(role, strip, &buf[a..split], None);
-            self.pend_ws.clear();
+            self.st.pend_ws.clear();
         }
         if b > split {
             self.text_chunk(role, strip, &buf[split..b], Some(out));
         }
-        self.buf = buf;
+        self.st.buf = buf;
     }
 
     /// A text field's chunk: with `strip`, leading white space is skipped
@@ -463,31 +386,31 @@ impl Stream {
             return;
         }
         let mut s = s;
-        if self.lead {
+        if self.st.lead {
             s = s.trim_start_matches(py_space);
             if s.is_empty() {
                 return;
             }
-            self.lead = false;
+            self.st.lead = false;
         }
         let core = s.trim_end_matches(py_space);
         if core.is_empty() {
-            self.pend_ws.push_str(s);
+            self.st.pend_ws.push_str(s);
             return;
         }
-        let pend = std::mem::take(&mut self.pend_ws);
+        let pend = std::mem::take(&mut self.st.pend_ws);
         if let Some(o) = out {
             self.emit_text(role, &pend, o);
             self.emit_text(role, core, o);
         }
-        self.pend_ws.push_str(&s[core.len()..]);
+        self.st.pend_ws.push_str(&s[core.len()..]);
     }
 
     /// A region starts holding text: a joined field writes its separator.
     fn on_open(&mut self, fi: usize, out: &mut Delta) {
         let f = self.field(fi);
-        if let (true, Some(j)) = (self.has_value[fi], f.join.clone()) {
-            if self.base + self.pos >= self.out_start {
+        if let (true, Some(j)) = (self.st.has_value[fi], f.join.clone()) {
+            if self.st.base + self.st.pos >= self.st.out_start {
                 self.emit_text(f.role, &j, out);
             }
         }
@@ -500,12 +423,12 @@ impl Stream {
         delim: (usize, usize),
         out: &mut Delta,
     ) {
-        self.current = Some(fi);
-        self.captures = named;
-        self.body.clear();
-        self.opened = true;
-        self.lead = true;
-        self.pend_ws.clear();
+        self.st.current = Some(fi);
+        self.st.captures = named;
+        self.st.body.clear();
+        self.st.opened = true;
+        self.st.lead = true;
+        self.st.pend_ws.clear();
         if self.field(fi).role == Role::Calls && !self.set.calls {
             let raw = self.output_part(delim.0, delim.1).to_string();
             out.push_content(&raw);
@@ -515,11 +438,11 @@ impl Stream {
 
     /// `_close_current`: the region's value joins the message.
     fn close_current(&mut self, end: usize, delim: Option<(usize, usize)>, out: &mut Delta) {
-        if let (Some(ci), true) = (self.current, self.opened) {
-            self.has_value[ci] = true;
+        if let (Some(ci), true) = (self.st.current, self.st.opened) {
+            self.st.has_value[ci] = true;
             if self.field(ci).role == Role::Calls {
                 if self.set.calls {
-                    if let (Some(v), true) = (self.call_value(ci), end > self.out_start) {
+                    if let (Some(v), true) = (self.call_value(ci), end > self.st.out_start) {
                         self.write_calls(v, out);
                     }
                 } else if let Some(d) = delim {
@@ -528,20 +451,20 @@ impl Stream {
                 }
             }
         }
-        self.current = self.tpl.implicit;
-        self.captures.clear();
-        self.body.clear();
-        self.opened = false;
-        self.lead = true;
-        self.pend_ws.clear();
+        self.st.current = self.tpl.implicit;
+        self.st.captures.clear();
+        self.st.body.clear();
+        self.st.opened = false;
+        self.st.lead = true;
+        self.st.pend_ws.clear();
     }
 
     /// `process_field` and the schema casting of a tool region; `None` when malformed.
     fn call_value(&self, fi: usize) -> Option<Value> {
         let f = self.field(fi);
-        let parsed = f.parser.parse(&self.body).ok()?;
+        let parsed = f.parser.parse(&self.st.body).ok()?;
         let mut scope = Map::new();
-        for (k, v) in &self.captures {
+        for (k, v) in &self.st.captures {
             scope.insert(k.clone(), Value::String(v.clone()));
         }
         let mut v = match (&f.transform, f.transform_each) {
@@ -599,8 +522,8 @@ impl Stream {
             calls.push((name.to_string(), args));
         }
         for (name, args) in calls {
-            let index = self.calls;
-            self.calls += 1;
+            let index = self.st.calls;
+            self.st.calls += 1;
             let id = self.next_id();
             let c = out.call_fragment(index);
             c.id = Some(id);
@@ -611,8 +534,8 @@ impl Stream {
 
     /// SplitMix64 call ids, as the engine's (`chatcmpl-tool-…`).
     fn next_id(&mut self) -> String {
-        self.ids = self.ids.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.ids;
+        self.st.ids = self.st.ids.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.st.ids;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
@@ -621,11 +544,11 @@ impl Stream {
 
     /// Whether the stream is inside a reasoning region now.
     pub(crate) fn in_reasoning(&self) -> bool {
-        self.current.is_some_and(|c| self.field(c).role == Role::Reasoning)
+        self.st.current.is_some_and(|c| self.field(c).role == Role::Reasoning)
     }
 
     /// Bytes held (pending delimiters, a tool region's body, white space).
     pub(crate) fn held_bytes(&self) -> usize {
-        self.buf.len() - self.pos + self.body.len() + self.pend_ws.len()
+        self.st.buf.len() - self.st.pos + self.st.body.len() + self.st.pend_ws.len()
     }
 }
