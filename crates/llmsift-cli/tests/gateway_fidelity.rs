@@ -484,9 +484,119 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
     assert!(report.contains(&format!("{} documents, 0 with failures", manifest.lines().count())), "{report}");
-    // The Responses API has a place for logprobs that Sift does not fill: refused, not ignored.
+}
+
+/// The Responses API's place for logprobs: the answer tokens' entries on the
+/// message's `output_text` part, reasoning's left out (by id); streamed, the
+/// text deltas carry them and the final response is the one-shot one.
+#[test]
+fn responses_logprobs_on_the_answer_text() {
+    let s = setup();
+    let dir = tempfile::tempdir().unwrap();
+    let mut manifest = String::new();
+    let asked = |model: &str| match model {
+        "completions" => json!({"logprobs": 2}),
+        "llamacpp" => json!({"n_probs": 2}),
+        _ => json!({"logprobs": true, "top_logprobs": 2}),
+    };
+    for model in ["completions", "llamacpp", "chat"] {
+        for ask in [
+            json!({"include": ["message.output_text.logprobs"], "top_logprobs": 2}),
+            json!({"top_logprobs": 2}),
+        ] {
+            let mut one_shot = None;
+            for stream in [false, true] {
+                let mut body = json!({"model": model, "input": "Weather in Paris?", "stream": stream,
+                    "max_output_tokens": 200});
+                for (k, v) in ask.as_object().unwrap() {
+                    body[k] = v.clone();
+                }
+                let case = format!("{model} {ask} stream={stream}");
+                let (status, text) = s.ask_at("/v1/responses", &body);
+                assert_eq!(status, 200, "{case}: {text}");
+                let sent = s.sent();
+                assert_eq!(sent.len(), 1, "{case}");
+                for (k, v) in asked(model).as_object().unwrap() {
+                    assert_eq!(&sent[0][k], v, "{case}: {k} in {}", sent[0]);
+                }
+                let (response, deltas) = if stream {
+                    let events: Vec<Value> = text
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("data: "))
+                        .map(|d| serde_json::from_str(d).expect("event JSON"))
+                        .collect();
+                    let last = events.last().expect("events").clone();
+                    let deltas: Vec<Value> = events
+                        .iter()
+                        .filter(|e| e["type"] == "response.output_text.delta")
+                        .flat_map(|e| e["logprobs"].as_array().unwrap().clone())
+                        .collect();
+                    (last["response"].clone(), Some(deltas))
+                } else {
+                    (serde_json::from_str::<Value>(&text).unwrap(), None)
+                };
+                let items = response["output"].as_array().expect("output");
+                let message = items.iter().find(|i| i["type"] == "message").expect("a message item");
+                let lp = message["content"][0]["logprobs"].as_array().expect("logprobs").clone();
+                assert!(!lp.is_empty(), "{case}: {text}");
+                for x in &lp {
+                    assert!(
+                        x["token"].is_string() && x["logprob"].is_number() && x["bytes"].is_array(),
+                        "{case}: {x}"
+                    );
+                    let top = x["top_logprobs"].as_array().map_or(0, Vec::len);
+                    assert!((1..=2).contains(&top), "{case}: {x}");
+                }
+                if model != "chat" {
+                    // Every token but reasoning's and its two markers.
+                    let total = response["usage"]["output_tokens"].as_u64().unwrap() as usize;
+                    let thinking = response["usage"]["output_tokens_details"]["reasoning_tokens"]
+                        .as_u64()
+                        .unwrap() as usize;
+                    assert!(thinking > 0, "{case}: {text}");
+                    assert_eq!(lp.len(), total - thinking - 2, "{case}: {text}");
+                }
+                if let Some(d) = deltas {
+                    assert!(
+                        !d.is_empty() && lp.starts_with(&d),
+                        "{case}: the deltas' entries lead the part's: {} of {}\n{d:?}\n{lp:?}",
+                        d.len(),
+                        lp.len()
+                    );
+                    assert_eq!(
+                        Some(&lp),
+                        one_shot.as_ref(),
+                        "{case}: the stream's part is the one-shot part"
+                    );
+                }
+                one_shot = Some(lp);
+                let file = dir.path().join(format!("{}.txt", manifest.lines().count()));
+                std::fs::write(&file, &text).unwrap();
+                manifest.push_str(
+                    &(json!({"name": case, "api": "responses", "stream": stream, "path": file}).to_string()
+                        + "\n"),
+                );
+            }
+        }
+    }
+    let py = Command::new("bash").arg("scripts/py-env.sh").current_dir(ROOT).output().unwrap();
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let python = String::from_utf8(py.stdout).unwrap().lines().last().unwrap().to_string();
+    let m = dir.path().join("manifest.jsonl");
+    std::fs::write(&m, &manifest).unwrap();
+    let out = Command::new(python)
+        .arg("scripts/sdk-validate.py")
+        .arg("--manifest")
+        .arg(&m)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(report.contains(&format!("{} documents, 0 with failures", manifest.lines().count())), "{report}");
+    // Out of the API's range: a 400 naming the field.
     let (status, text) =
-        s.ask_at("/v1/responses", &json!({"model": "completions", "input": "hi", "top_logprobs": 2}));
+        s.ask_at("/v1/responses", &json!({"model": "completions", "input": "hi", "top_logprobs": 21}));
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("\"param\":\"top_logprobs\""), "{text}");
 }

@@ -121,6 +121,11 @@ pub struct Step {
     pub logprobs: Option<Value>,
     /// This delta's token ids, with `return_token_ids` and not hidden.
     pub token_ids: Option<Vec<u32>>,
+    /// With `logprobs` given: which of its entries are reasoning's tokens
+    /// (one flag per entry), when a reasoning counter tells them apart. The
+    /// Responses dialect keeps only the others (reasoning text carries no
+    /// logprobs there).
+    pub reasoning_mask: Option<Vec<bool>>,
     /// Set on the last step only.
     pub finish_reason: Option<FinishReason>,
 }
@@ -372,13 +377,18 @@ impl ChoiceProcessor {
         }
         self.calls_sent |= !delta.tool_calls.is_empty();
         let hide = !self.include_reasoning;
+        let (logprobs, reasoning_mask) = match (self.logprobs, hide) {
+            (false, _) => (None, None),
+            (true, false) => {
+                let shown = logprobs.is_some();
+                (logprobs, mask.filter(|_| shown))
+            }
+            (true, true) => (without_reasoning(logprobs, mask.as_deref()), None),
+        };
         Step {
             delta,
-            logprobs: match (self.logprobs, hide) {
-                (false, _) => None,
-                (true, false) => logprobs,
-                (true, true) => without_reasoning(logprobs, mask.as_deref()),
-            },
+            logprobs,
+            reasoning_mask,
             token_ids: if self.return_token_ids && !hide { ids.map(<[u32]>::to_vec) } else { None },
             finish_reason: finish,
         }

@@ -15,6 +15,15 @@
 //! `response.incomplete` when the output limit cut it. The response object
 //! echoes the request's settings (`tools`, `tool_choice`, …) from the start.
 //!
+//! Logprobs (asked with `include: ["message.output_text.logprobs"]`): every
+//! answer token's entry belongs to the first message item's `output_text`
+//! part, in token order; reasoning tokens' entries are left out (the API has
+//! no place for them), told apart by the reasoning counter. A
+//! `response.output_text.delta` carries the entries that arrived up to it
+//! (a held token's entry rides on the next delta); entries left when the
+//! item closes, or of tokens after that, join the part without an event, so
+//! the final part is the same however the output was cut.
+//!
 //! Invariants: `sequence_number` counts every event from 0; the response in
 //! `response.completed` (or `response.incomplete`) is exactly the one-shot response (one-shot is this
 //! stream run over a single step); item ids are deterministic from the
@@ -26,6 +35,7 @@ use crate::check::CheckedRequest;
 use crate::ids::ItemIds;
 use crate::processor::{ChoiceProcessor, FinishReason, Options, Step, TokenCounts};
 use llmsift_core::{ParserFactory, Piece, ToolCallDelta};
+use serde_json::Value;
 
 mod types;
 pub use types::*;
@@ -46,6 +56,12 @@ pub struct ResponsesStream {
     /// Text behind the open call.
     after_call: AfterCall,
     started: bool,
+    /// Logprobs of answer tokens not yet written to an `output_text` part.
+    logprobs: Vec<Value>,
+    /// The output index of the first message item: every answer token's
+    /// logprob belongs to its `output_text` part, so the response is the same
+    /// however the output was cut into steps.
+    logprobs_part: Option<usize>,
 }
 
 impl ResponsesStream {
@@ -61,6 +77,8 @@ impl ResponsesStream {
             calls: Vec::new(),
             after_call: AfterCall::default(),
             started: false,
+            logprobs: Vec::new(),
+            logprobs_part: None,
         }
     }
 
@@ -82,6 +100,7 @@ impl ResponsesStream {
     /// The events of one step (starting the stream first if needed).
     pub fn push(&mut self, step: &Step) -> Vec<ResponsesEvent> {
         let mut ev = self.start();
+        self.take_logprobs(step);
         // Items follow the order the parser wrote the parts in, so one-shot
         // and streamed responses list the same items in the same order.
         for piece in step.delta.pieces() {
@@ -91,7 +110,48 @@ impl ResponsesStream {
                 Piece::Call(c) => self.call(c, &mut ev),
             }
         }
+        // Entries of tokens that wrote no text of the first message wait for
+        // its next delta while it is open; once it has closed, they join its
+        // part without an event.
+        if let Some(idx) = self.logprobs_part {
+            if self.text != Some((false, idx)) {
+                self.flush_logprobs(idx);
+            }
+        }
         ev
+    }
+
+    fn flush_logprobs(&mut self, idx: usize) {
+        let lp = std::mem::take(&mut self.logprobs);
+        if let Some(part) = self.part_logprobs(idx) {
+            part.extend(lp);
+        }
+    }
+
+    /// Queues the step's logprob entries that are not reasoning's: the
+    /// Responses API has no place for reasoning tokens' logprobs.
+    fn take_logprobs(&mut self, step: &Step) {
+        let Some(entries) = step.logprobs.as_ref().and_then(|l| l.get("content")).and_then(Value::as_array)
+        else {
+            return;
+        };
+        match step.reasoning_mask.as_deref().filter(|m| m.len() == entries.len()) {
+            Some(mask) => self.logprobs.extend(
+                entries.iter().zip(mask).filter(|(_, reasoning)| !**reasoning).map(|(e, _)| e.clone()),
+            ),
+            None => self.logprobs.extend(entries.iter().cloned()),
+        }
+    }
+
+    /// The `output_text` logprobs of message item `idx` (`None` for another kind).
+    fn part_logprobs(&mut self, idx: usize) -> Option<&mut Vec<Value>> {
+        match self.response.output.get_mut(idx)? {
+            OutputItem::Message { content, .. } => match content.first_mut()? {
+                ContentPart::OutputText { logprobs, .. } => Some(logprobs),
+                ContentPart::ReasoningText { .. } => None,
+            },
+            _ => None,
+        }
     }
 
     fn text(&mut self, reasoning: bool, s: &str, ev: &mut Vec<ResponsesEvent>) {
@@ -127,6 +187,18 @@ impl ResponsesStream {
             }
         }
         let id = self.item_id(idx);
+        let mut logprobs = Vec::new();
+        if !reasoning {
+            if self.logprobs_part.is_none() {
+                self.logprobs_part = Some(idx);
+            }
+            if self.logprobs_part == Some(idx) && !self.logprobs.is_empty() {
+                logprobs = std::mem::take(&mut self.logprobs);
+                if let Some(part) = self.part_logprobs(idx) {
+                    part.extend(logprobs.iter().cloned());
+                }
+            }
+        }
         let e = if reasoning {
             ResponsesEvent::ReasoningTextDelta {
                 sequence_number: self.seq(),
@@ -142,7 +214,7 @@ impl ResponsesStream {
                 output_index: idx,
                 content_index: 0,
                 delta: s.to_string(),
-                logprobs: Vec::new(),
+                logprobs,
             }
         };
         ev.push(e);
@@ -305,6 +377,9 @@ impl ResponsesStream {
 
     /// The done events of item `idx`.
     fn close(&mut self, idx: usize, ev: &mut Vec<ResponsesEvent>) {
+        if self.logprobs_part == Some(idx) {
+            self.flush_logprobs(idx);
+        }
         let id = self.item_id(idx);
         match &self.response.output[idx] {
             OutputItem::Reasoning { content, .. } | OutputItem::Message { content, .. } => {
@@ -317,13 +392,13 @@ impl ResponsesStream {
                         content_index: 0,
                         text: text.clone(),
                     },
-                    ContentPart::OutputText { text, .. } => ResponsesEvent::OutputTextDone {
+                    ContentPart::OutputText { text, logprobs, .. } => ResponsesEvent::OutputTextDone {
                         sequence_number: self.seq(),
                         item_id: id.clone(),
                         output_index: idx,
                         content_index: 0,
                         text: text.clone(),
-                        logprobs: Vec::new(),
+                        logprobs: logprobs.clone(),
                     },
                 };
                 ev.push(done);
@@ -356,7 +431,9 @@ impl ResponsesStream {
     }
 }
 
-/// One-shot Responses API answer for one choice.
+#[allow(clippy::too_many_arguments)]
+/// One-shot Responses API answer for one choice (`logprobs`: the whole
+/// output's `{"content": [...]}`, when asked for).
 pub fn complete(
     factory: &ParserFactory,
     req: &CheckedRequest,
@@ -364,10 +441,11 @@ pub fn complete(
     opts: &Options,
     output: &str,
     ids: Option<&[u32]>,
+    logprobs: Option<Value>,
     engine: FinishReason,
 ) -> ResponseObject {
     let mut p = ChoiceProcessor::new(factory, req, opts);
-    let step = p.finish_with(output, ids, None, engine);
+    let step = p.finish_with(output, ids, logprobs, engine);
     let mut s = ResponsesStream::new(meta, req);
     s.push(&step);
     s.finish(step.finish_reason.unwrap_or(engine), p.counts());

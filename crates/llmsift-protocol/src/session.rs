@@ -185,7 +185,7 @@ pub fn complete(
     let v = match api {
         Api::Chat => serde_json::to_value(chat::complete(factory, req, meta, opts, output, ids, engine)),
         Api::Responses => {
-            serde_json::to_value(responses::complete(factory, req, meta, opts, output, ids, engine))
+            serde_json::to_value(responses::complete(factory, req, meta, opts, output, ids, None, engine))
         }
         Api::Anthropic => {
             serde_json::to_value(anthropic::complete(factory, req, meta, opts, output, ids, engine))

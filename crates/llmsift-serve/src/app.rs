@@ -452,5 +452,19 @@ fn one_shot(
             .expect("wire types serialize");
     }
     let (text, ids) = got[0].output(model, skip);
+    if api == Api::Responses {
+        let lps = req.logprobs.then(|| got[0].logprobs(model, skip, req.top_logprobs.unwrap_or(0))).flatten();
+        let r = llmsift_protocol::responses::complete(
+            &model.factory,
+            req,
+            meta,
+            &model.opts,
+            &text,
+            ids.as_deref(),
+            lps,
+            reason(&got[0]),
+        );
+        return serde_json::to_value(r).expect("wire types serialize");
+    }
     complete(api, &model.factory, req, meta, &model.opts, &text, ids.as_deref(), reason(&got[0]))
 }

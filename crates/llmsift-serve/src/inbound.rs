@@ -70,16 +70,19 @@ fn text_of(v: &Value, field: &str) -> Result<String, ApiError> {
 }
 
 fn responses(body: &Map<String, Value>) -> Result<Value, ApiError> {
-    // The Responses API carries logprobs on `output_text` parts; Sift does
-    // not produce them there, so asking for them is refused, not ignored.
+    // The Responses API carries logprobs on `output_text` parts, asked for
+    // with `include`; `top_logprobs` alone asks for them too (it has no
+    // other meaning), where vLLM would ignore it.
     let asks =
         |v: &Value| v.as_array().is_some_and(|a| a.iter().any(|x| x == "message.output_text.logprobs"));
-    if body.get("include").is_some_and(asks) {
-        return Err(bad("include", "`message.output_text.logprobs` is not supported on /v1/responses"));
-    }
-    if body.get("top_logprobs").is_some_and(|v| !v.is_null() && v != &json!(0)) {
-        return Err(bad("top_logprobs", "logprobs are not supported on /v1/responses"));
-    }
+    let top = match body.get("top_logprobs") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_i64() {
+            Some(n @ 0..=20) => Some(n),
+            _ => return Err(bad("top_logprobs", "expected an integer from 0 to 20")),
+        },
+    };
+    let logprobs = body.get("include").is_some_and(asks) || top.is_some_and(|n| n > 0);
     let mut out = Map::new();
     copy(
         body,
@@ -93,6 +96,12 @@ fn responses(body: &Map<String, Value>) -> Result<Value, ApiError> {
             ("top_p", "top_p"),
         ],
     );
+    if logprobs {
+        out.insert("logprobs".into(), json!(true));
+        if let Some(n) = top {
+            out.insert("top_logprobs".into(), json!(n));
+        }
+    }
     let mut messages = Vec::new();
     if let Some(i) = body.get("instructions").filter(|v| !v.is_null()) {
         messages.push(json!({"role": "system", "content": text_of(i, "instructions")?}));

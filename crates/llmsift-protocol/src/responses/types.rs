@@ -246,7 +246,8 @@ pub enum ContentPart {
         text: String,
         /// Always empty.
         annotations: Vec<Value>,
-        /// Always empty here (as the API sends it when none were asked for).
+        /// The answer tokens' logprobs (`include: ["message.output_text.logprobs"]`);
+        /// empty when none were asked for.
         #[serde(default)]
         logprobs: Vec<Value>,
     },
@@ -337,7 +338,7 @@ pub enum ResponsesEvent {
         content_index: usize,
         /// The text.
         delta: String,
-        /// Always empty here.
+        /// The logprobs of the answer tokens this event covers (empty when none were asked for).
         logprobs: Vec<Value>,
     },
     /// The answer text is complete.
@@ -353,7 +354,7 @@ pub enum ResponsesEvent {
         content_index: usize,
         /// The whole text.
         text: String,
-        /// Always empty here.
+        /// The logprobs of the answer tokens this event covers (empty when none were asked for).
         logprobs: Vec<Value>,
     },
     /// A text part is complete.
