@@ -8,8 +8,10 @@ restructuring changes no answer.
 
 Either side of `compare` may be a `.tar.xz` of a snapshot folder: the one
 taken before the Formats restructuring is committed as
-`scripts/snapshots/answers-e78cf57.tar.xz` (taken at e78cf57, the rename; no
-answer changed since the previous release).
+`scripts/snapshots/answers-3618ae5.tar.xz` (taken at 3618ae5: 55,764
+answers of 46 case files). It replaces the snapshot of e78cf57 (the rename),
+which the response-template work changed on purpose in 45 `hf` answers of
+`vllm-tests.jsonl` and which lacked the case files added since.
 
 The cases are every `crates/llmsift-conformance/tests/cases/*.jsonl` and the
 shared corpus (`../shared/corpus/*.jsonl`). Each case is answered by
