@@ -617,6 +617,7 @@ fn sample(field: &str) -> Value {
             json!(false)
         }
         "spaces_between_special_tokens" => json!(false),
+        "mm_payload" => json!("none"),
         "response_format" => json!({"type": "text"}),
         "reasoning_effort" => json!("low"),
         "chat_template_kwargs" => json!({"enable_thinking": false}),

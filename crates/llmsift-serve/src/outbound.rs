@@ -64,8 +64,10 @@ const fn f(name: &'static str, completions: Fate, llamacpp: Fate, chat: Fate) ->
     Field { name, completions, llamacpp, chat }
 }
 
-/// Every field of vLLM's Chat Completions request (the model of
-/// `vllm/entrypoints/openai/chat_completion/protocol.py`).
+/// Every field of vLLM 0.34's Chat Completions request (the model of
+/// `vllm/entrypoints/openai/chat_completion/protocol.py`; the names are
+/// checked against `scripts/oracle/vllm-chat-request-fields.json`, written
+/// from vLLM 0.34.0 itself by `scripts/oracle/request-fields.py`).
 pub const FIELDS: &[Field] = &[
     // Read by the gateway: the conversation, the template, the dialect's output.
     f("messages", G, G, G),
@@ -137,9 +139,11 @@ pub const FIELDS: &[Field] = &[
     f("prompt_logprobs", R, R, R),
     f("return_prompt_text", R, R, R),
     f("routed_experts_prompt_start", R, R, R),
+    f("return_weight_versions", R, R, R),
     // Render endpoints only; vLLM ignores them when generating.
     f("return_token_offsets", G, G, G),
     f("return_mm_kwargs", G, G, G),
+    f("mm_payload", G, G, G),
 ];
 
 impl Field {
@@ -395,6 +399,22 @@ mod tests {
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/serve.md")).unwrap();
         let table = markdown_table();
         assert!(doc.contains(&table), "docs/serve.md must hold this table:\n{table}");
+    }
+
+    #[test]
+    fn the_fields_are_vllm_0_34s() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/oracle/vllm-chat-request-fields.json");
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return; // a packaged crate has no scripts/; the repository's CI has
+        };
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert!(doc["vllm"].as_str().unwrap().starts_with("0.34."), "{doc}");
+        let mut want: Vec<&str> =
+            doc["fields"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+        let mut have: Vec<&str> = FIELDS.iter().map(|f| f.name).collect();
+        want.sort_unstable();
+        have.sort_unstable();
+        assert_eq!(have, want, "FIELDS must list exactly vLLM 0.34's request fields");
     }
 
     #[test]
