@@ -41,6 +41,7 @@ pub mod lark;
 pub mod llg;
 pub mod schema;
 pub mod start;
+pub mod syntax;
 pub mod tag;
 pub mod xgrammar;
 
@@ -51,5 +52,6 @@ pub use gbnf::{llamacpp_grammar, Gbnf};
 pub use lark::{json_schema_lark, structural_tag_lark, tag_lark, Calls, LarkOptions};
 pub use schema::{named_schema, required_schema};
 pub use start::{grammar_start, grammar_start_scan, GrammarStart};
-pub use tag::{pieces_text, structural_tag, Content, Piece, Section, StrictLevel, StructuralTag, Tag};
+pub use syntax::{structural_tag, syntax_error};
+pub use tag::{pieces_text, Content, Piece, Section, StrictLevel, StructuralTag, Tag, XmlParam};
 pub use xgrammar::structural_tag_json;
