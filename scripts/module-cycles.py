@@ -3,23 +3,27 @@
 
 Usage: python3 scripts/module-cycles.py [--children] CRATE_DIR...
 
-For each crate, reads every `src/**/*.rs`, builds the file-level graph of
-its module references -- `use crate::a::b` trees, `crate::a::b` paths in
-code, `super::x` and `self::x` paths; the `mod x;` declarations map module
-paths to files. A parent's own `mod x;` is no edge (owning a child is not an
-import); with `--children`, a parent naming a child's items by a bare path
-(`x::f()`, `use x::Y`) is an edge too, so a directory whose `mod.rs` and
-children use each other shows as a cycle -- and prints each cycle (a strongly connected component of more than one file,
-or a file that reaches itself) as `crate: a.rs -> b.rs -> a.rs`.
+For each crate, reads every `src/**/*.rs` and builds the file-level graph
+of its module references: `use crate::...` / `use super::...` / `use
+self::...` trees, and `crate::`, `super::`, `self::` paths in code. Module
+paths map to files by the source layout (`src/a/b.rs` or `src/a/b/mod.rs`
+is `crate::a::b`). A parent's own `mod x;` is no edge (owning a child is
+not an import); with `--children`, a parent naming a child's items by a bare
+path (`x::f()`, `use x::Y`) is an edge too, so a directory whose `mod.rs`
+and children use each other shows as a cycle. Prints each cycle (a
+strongly connected component of more than one file) as
+`crate: cycle a.rs -> b.rs -> a.rs`.
 
-A path is resolved to the deepest file that exists: `crate::format::spec::X`
-is `src/format/spec.rs` when it exists, else `src/format/mod.rs` (or
-`src/format.rs`). A reference to the file's own module or to the crate root
-(`lib.rs`, whose re-exports every module may use) is no edge. Comments and
-string literals are stripped before scanning, so a path in a doc comment
-(`[`crate::x`]`) is no edge either.
+A path resolves to the deepest file that exists: `crate::format::spec::X`
+is `src/format/spec.rs` when it exists, else `src/format/mod.rs`. A
+reference to the file's own module or to the crate root (`lib.rs`, whose
+re-exports every module may use) is no edge. Comments and string literals
+are stripped before scanning, so a path in a doc comment (`[`crate::x`]`)
+is no edge either.
 
-Exits 1 when any crate has a cycle, 0 otherwise.
+Before scanning, a self-test runs the scanner on small crates with known
+answers (SELF_TEST below). Exits 1 when any crate has a cycle, 2 when the
+self-test fails or no crate is given, 0 otherwise.
 """
 import os
 import re
@@ -253,6 +257,42 @@ def cycles(graph):
 
 WITH_CHILDREN = False
 
+# Small crates the script must judge right, checked before every run so that
+# a broken scanner fails CI instead of passing everything.
+SELF_TEST = [
+    # (files, cycle expected without --children, with --children)
+    ({"lib.rs": "mod a; mod b;", "a.rs": "use crate::b::X;", "b.rs": "pub fn f() { crate::a::g() }"}, True, True),
+    ({"lib.rs": "mod a; mod b;", "a.rs": "use crate::{b::{self, X as Y}};", "b.rs": "use super::a;"}, True, True),
+    ({"lib.rs": "mod a; mod b;", "a.rs": "/// [`crate::b`]\nfn f() {}", "b.rs": "use crate::a::X;"}, False, False),
+    ({"lib.rs": "mod a; mod b;", "a.rs": 'const S: &str = "crate::b::X";', "b.rs": "use crate::a::X;"}, False, False),
+    ({"lib.rs": "mod d;", "d/mod.rs": "mod c;\nfn f() { c::g() }", "d/c.rs": "use super::X;"}, False, True),
+    ({"lib.rs": "mod a; mod b;", "a.rs": "use crate::X;", "b.rs": "use crate::a::Y;"}, False, False),
+]
+
+
+def self_test():
+    import tempfile
+    global WITH_CHILDREN
+    saved = WITH_CHILDREN
+    try:
+        for i, (files, plain, children) in enumerate(SELF_TEST):
+            with tempfile.TemporaryDirectory() as d:
+                for name, text in files.items():
+                    path = os.path.join(d, "src", name)
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "w", encoding="utf-8") as fh:
+                        fh.write(text)
+                for flag, want in ((False, plain), (True, children)):
+                    WITH_CHILDREN = flag
+                    got = bool(cycles(crate_graph(d)[1]))
+                    if got != want:
+                        print(f"module-cycles.py self-test {i} (--children: {flag}): "
+                              f"cycle {'found' if got else 'missed'}", file=sys.stderr)
+                        return False
+    finally:
+        WITH_CHILDREN = saved
+    return True
+
 
 def main(argv):
     global WITH_CHILDREN
@@ -260,6 +300,8 @@ def main(argv):
         WITH_CHILDREN, argv = True, argv[1:]
     if not argv:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    if not self_test():
         return 2
     bad = False
     for crate in argv:

@@ -46,18 +46,12 @@ impl Family {
         &ALL
     }
 
-    /// The family of a vLLM tool parser name (aliases included).
+    /// The family of a vLLM tool parser name, its format's `aliases`
+    /// included (`qwen3_xml`, `llama4_json`): the built-in registry resolves
+    /// the name to its format file, whose name is the family's.
     pub fn from_parser_name(name: &str) -> Option<Family> {
-        Some(match name {
-            "hermes" => Family::Hermes,
-            "qwen3_coder" | "qwen3_xml" => Family::Qwen3Coder,
-            "llama3_json" | "llama4_json" => Family::Llama3Json,
-            "deepseek_v3" => Family::DeepseekV3,
-            "deepseek_v31" => Family::DeepseekV31,
-            "kimi_k2" => Family::KimiK2,
-            "openai" => Family::Openai,
-            _ => return None,
-        })
+        let file = llmsift_core::Registry::builtin().tool(name).ok()?;
+        ALL.iter().copied().find(|f| f.parser_name() == file.name)
     }
 
     /// vLLM's parser name.
@@ -71,5 +65,21 @@ impl Family {
             Family::KimiK2 => "kimi_k2",
             Family::Openai => "openai",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases() {
+        for &f in Family::all() {
+            assert_eq!(Family::from_parser_name(f.parser_name()), Some(f));
+        }
+        assert_eq!(Family::from_parser_name("qwen3_xml"), Some(Family::Qwen3Coder));
+        assert_eq!(Family::from_parser_name("llama4_json"), Some(Family::Llama3Json));
+        assert_eq!(Family::from_parser_name("pythonic"), None);
+        assert_eq!(Family::from_parser_name("qwen3"), None);
     }
 }
