@@ -29,7 +29,7 @@
 //! between its calls, harmony's `assistant` role, `commentary` channel and
 //! `json` constraint); which of the envelope's argument keys a template
 //! writes (Llama 3's `parameters`, Hermes' `arguments`); and which markers
-//! the model's vocabulary holds as *special* tokens ([`Specials`]: a format's
+//! the model's vocabulary holds as *special* tokens (`Specials`: a format's
 //! `token = true` says a marker is one token, matched by id, which Qwen's
 //! `<tool_call>` is without being special).
 //!
