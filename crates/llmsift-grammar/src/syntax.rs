@@ -102,16 +102,15 @@ struct Syntax {
 }
 
 /// The markers of one family's format file(s).
-struct Source {
-    tools: &'static FormatSpec,
-    grammar: Option<&'static FormatSpec>,
+struct Source<'a> {
+    tools: &'a FormatSpec,
+    grammar: Option<&'a FormatSpec>,
     format: std::sync::Arc<llmsift_core::Format>,
     specials: Specials,
 }
 
-impl Source {
-    fn load(f: Family, specials: Specials) -> Result<Source, String> {
-        let reg = Registry::builtin();
+impl<'a> Source<'a> {
+    fn load(reg: &'a Registry, f: Family, specials: Specials) -> Result<Source<'a>, String> {
         let tools = &**reg.tool(f.parser_name()).map_err(|e| e.to_string())?;
         let grammar = match tools.grammar_from.as_deref() {
             Some(g) => Some(&**reg.reasoning(g).map_err(|e| e.to_string())?),
@@ -206,13 +205,14 @@ fn json_head(name_key: &str, args_key: &str) -> (Seg, Vec<Seg>) {
     )
 }
 
-fn derive(f: Family) -> Result<Syntax, String> {
+/// `f`'s syntax, read from the formats of `reg`.
+fn derive(reg: &Registry, f: Family) -> Result<Syntax, String> {
     let specials = match f {
         Family::Hermes | Family::Qwen3Coder | Family::Llama3Json => Specials::None,
         Family::DeepseekV3 | Family::DeepseekV31 | Family::Openai => Specials::Declared,
         Family::KimiK2 => Specials::All,
     };
-    let s = Source::load(f, specials)?;
+    let s = Source::load(reg, f, specials)?;
     let mut others = Vec::new();
     let (triggers, section, shapes) = match f {
         Family::Hermes => {
@@ -362,7 +362,7 @@ fn derive(f: Family) -> Result<Syntax, String> {
 /// Every family's syntax, read once.
 fn syntaxes() -> &'static [Result<Syntax, String>] {
     static ALL: OnceLock<Vec<Result<Syntax, String>>> = OnceLock::new();
-    ALL.get_or_init(|| Family::all().iter().map(|&f| derive(f)).collect())
+    ALL.get_or_init(|| Family::all().iter().map(|&f| derive(Registry::builtin(), f)).collect())
 }
 
 fn syntax(f: Family) -> Result<&'static Syntax, &'static str> {
@@ -508,16 +508,35 @@ mod tests {
     /// and end a call in the family's parser.
     #[test]
     fn calls_open_and_end_where_the_format_says() {
-        let s = Source::load(Family::Hermes, Specials::None).unwrap();
+        let s = Source::load(Registry::builtin(), Family::Hermes, Specials::None).unwrap();
         let (open, close) = (s.m("open").unwrap(), s.m("close").unwrap());
         let step = s.format.step("content", open.as_text()).unwrap();
         assert!(step.call && step.to == "call");
         let step = s.format.step("call", close.as_text()).unwrap();
         assert!(step.end && step.to == "content");
-        let s = Source::load(Family::KimiK2, Specials::All).unwrap();
+        let s = Source::load(Registry::builtin(), Family::KimiK2, Specials::All).unwrap();
         let step = s.format.step("section", s.m("call_begin").unwrap().as_text()).unwrap();
         assert!(step.call && step.to == "call_name");
         let step = s.format.step("call_args", s.m("call_end").unwrap().as_text()).unwrap();
         assert!(step.end && step.to == "section");
+    }
+
+    /// A marker spelled otherwise in the format file is spelled otherwise
+    /// in the tag: the grammar holds no copy of it.
+    #[test]
+    fn a_marker_changed_in_the_format_changes_the_tag() {
+        let hermes = include_str!("../../llmsift-core/formats/tools/hermes.toml");
+        assert!(hermes.contains("[\"<tool_call>\"]") && hermes.contains("[\"</tool_call>\"]"));
+        let mut reg = Registry::builtin().clone();
+        reg.add_toml(&hermes.replace("<tool_call>", "<call>").replace("</tool_call>", "</call>")).unwrap();
+        let calls = [("f".to_string(), Value::Bool(true))];
+        let tag = derive(&reg, Family::Hermes).unwrap().build(Family::Hermes, &calls, StrictLevel::Function);
+        assert_eq!(tag.trigger_texts(), ["<call>"]);
+        assert_eq!(tag.tags[0].begin_text(), "<call>\n{\"name\": \"f\", \"arguments\": ");
+        assert_eq!(tag.tags[0].end_text(), "}\n</call>");
+        let kimi = include_str!("../../llmsift-core/formats/tools/kimi_k2.toml");
+        reg.add_toml(&kimi.replace("<|tool_call_argument_begin|>", "<|args|>")).unwrap();
+        let tag = derive(&reg, Family::KimiK2).unwrap().build(Family::KimiK2, &calls, StrictLevel::Function);
+        assert_eq!(tag.tags[0].begin.last(), Some(&Piece::token("<|args|>")));
     }
 }
