@@ -175,16 +175,15 @@ impl<'a> Source<'a> {
         }
     }
 
-    /// The text a harmony header's call route looks for (`to=functions.`).
-    fn call_route(&self, state: &str) -> Result<String, String> {
-        match self.text(state)? {
-            StateText::Header { routes } => routes
-                .iter()
-                .find(|(_, call)| *call)
-                .map(|(c, _)| c.to_string())
-                .ok_or_else(|| format!("header `{state}` has no call route")),
-            other => Err(format!("state `{state}` reads {other:?}, not a header")),
-        }
+    /// The text a harmony header's call route looks for (`to=functions.`),
+    /// and the texts of its other routes (the channels that are not calls).
+    fn routes(&self, state: &str) -> Result<(String, Vec<String>), String> {
+        let StateText::Header { routes } = self.text(state)? else {
+            return Err(format!("state `{state}` is not a header"));
+        };
+        let call = routes.iter().find(|(_, call)| *call).map(|(c, _)| c.to_string());
+        let others = routes.iter().filter(|(_, call)| !*call).map(|(c, _)| c.to_string()).collect();
+        Ok((call.ok_or_else(|| format!("header `{state}` has no call route"))?, others))
     }
 }
 
@@ -305,7 +304,13 @@ fn derive(reg: &Registry, f: Family) -> Result<Syntax, String> {
             (vec![sec.begin.clone()], Some(sec), vec![shape])
         }
         Family::Openai => {
-            let to = s.call_route("header")?;
+            let (to, channels) = s.routes("header")?;
+            // The channels written here must be ones the header routes.
+            for ch in ["analysis", "commentary", "final"] {
+                if !channels.iter().any(|c| c == ch) {
+                    return Err(format!("header `header` routes no `{ch}` channel"));
+                }
+            }
             let (channel, constrain, message, start) =
                 (s.p("channel")?, s.p("constrain")?, s.p("message")?, s.p("start")?);
             let call_end = vec![vec![s.p("call")?]];
