@@ -19,7 +19,8 @@ use crate::error::GrammarError;
 use crate::family::Family;
 use crate::lark::{json_schema_lark, structural_tag_lark, Calls, LarkOptions};
 use crate::schema::{named_schema, required_schema};
-use crate::tag::{structural_tag, StrictLevel, StructuralTag};
+use crate::syntax::structural_tag;
+use crate::tag::{StrictLevel, StructuralTag};
 use llmsift_protocol::{CheckedRequest, ToolChoiceMode};
 use serde_json::Value;
 

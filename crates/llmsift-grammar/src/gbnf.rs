@@ -19,7 +19,7 @@
 //! escapes), never spliced raw.
 
 use crate::constraint::Constraint;
-use crate::tag::{Content, Piece, StructuralTag, Tag};
+use crate::tag::{Content, Piece, StructuralTag, Tag, XmlParam};
 use serde_json::Value;
 
 /// llama.cpp's grammar fields for one constraint.
@@ -73,10 +73,15 @@ pub fn llamacpp_grammar(c: &Constraint, after: Option<&str>) -> Gbnf {
         g.push('\n');
     }
     g.push_str(JSON);
+    if let Some(p) = xml_param(c) {
+        g.push_str(&xml_rules(p));
+    }
+    g.push_str(TEXT);
     Gbnf { grammar: g, triggers }
 }
 
-/// Any JSON value (and `ws`, `object`): the grammar's shared tail.
+/// Any JSON value (and `ws`, `object`): the grammar's shared tail (then
+/// the XML parameters' rules when a tag uses them, then `text`).
 const JSON: &str = r#"value ::= object | array | string | number | "true" | "false" | "null"
 object ::= "{" ws ( member ( "," ws member )* )? "}"
 member ::= string ws ":" ws value ws
@@ -84,10 +89,51 @@ array ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
 string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] | "\\u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] )* "\""
 number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] ( "-" | "+" )? [0-9]+ )?
 ws ::= [ \t\n]*
-xmlparams ::= ( "<parameter=" [^>\n]+ ">\n" xmlvalue "\n</parameter>\n" )*
-xmlvalue ::= ( [^<] | "<" [^/] )*
-text ::= [^<]*
 "#;
+
+/// A message's text (harmony's non-call messages).
+const TEXT: &str = "text ::= [^<]*\n";
+
+/// The XML parameter markup of the constraint's tags, if they use one.
+fn xml_param(c: &Constraint) -> Option<&XmlParam> {
+    let tag = match c {
+        Constraint::StructuralTag(t) | Constraint::Calls { tag: t, .. } => t,
+        _ => return None,
+    };
+    tag.tags.iter().find_map(|t| match &t.content {
+        Content::XmlParameters { param, .. } => Some(param),
+        _ => None,
+    })
+}
+
+/// `xmlparams` (any parameters, each `OPEN NAME NAME_END \n VALUE \n CLOSE \n`)
+/// and `xmlvalue` (text that does not start the closing marker).
+fn xml_rules(p: &XmlParam) -> String {
+    let class = |c: Option<char>| match c {
+        Some(c @ ('\\' | ']' | '^' | '-')) => format!("\\{c}"),
+        Some('\n') => "\\n".to_string(),
+        Some(c) => c.to_string(),
+        None => String::new(),
+    };
+    let mut close = p.close.chars();
+    let (c0, c1) = (close.next(), close.next());
+    let value = match c1 {
+        Some(_) => format!(
+            "( [^{}] | {} [^{}] )*",
+            class(c0),
+            lit(&c0.map(String::from).unwrap_or_default()),
+            class(c1)
+        ),
+        None => format!("[^{}]*", class(c0)),
+    };
+    format!(
+        "xmlparams ::= ( {} [^{}\\n]+ {} xmlvalue {} )*\nxmlvalue ::= {value}\n",
+        lit(&p.open),
+        class(p.name_end.chars().next()),
+        lit(&format!("{}\n", p.name_end)),
+        lit(&format!("\n{}\n", p.close)),
+    )
+}
 
 /// The calls rule of a tag: one, or one or more separated by white space.
 fn calls(tag: &StructuralTag, one: bool, rules: &mut Vec<String>) -> String {

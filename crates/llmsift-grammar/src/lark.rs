@@ -27,7 +27,7 @@
 //! [`quote`] (JSON string syntax, which llguidance's Lark reader decodes),
 //! never spliced raw into the grammar.
 
-use crate::tag::{Content, Piece, StructuralTag, Tag};
+use crate::tag::{Content, Piece, StructuralTag, Tag, XmlParam};
 use serde_json::{Map, Value};
 
 /// How a constraint is written as Lark.
@@ -157,7 +157,8 @@ struct Grammar {
     special: bool,
     after: Option<Piece>,
     rules: Vec<String>,
-    xml_str: bool,
+    /// The XML parameter markup in use (its rules are written once).
+    xml: Option<XmlParam>,
     xml_any: bool,
 }
 
@@ -167,7 +168,7 @@ impl Grammar {
             special: opts.special_tokens,
             after: opts.after.clone(),
             rules: Vec::new(),
-            xml_str: false,
+            xml: None,
             xml_any: false,
         }
     }
@@ -204,11 +205,16 @@ impl Grammar {
             out.push_str(r);
             out.push('\n');
         }
-        if self.xml_str {
-            out.push_str("xml_str[lazy]: ANY_TEXT \"\\n</parameter>\\n\"\n");
-        }
-        if self.xml_any {
-            out.push_str("xml_any: \"<parameter=\" XML_KEY \">\\n\" xml_str\nXML_KEY: /[^>\\n]+/\n");
+        if let Some(p) = &self.xml {
+            out.push_str(&format!("xml_str[lazy]: ANY_TEXT {}\n", quote(&format!("\n{}\n", p.close))));
+            if self.xml_any {
+                out.push_str(&format!(
+                    "xml_any: {} XML_KEY {} xml_str\nXML_KEY: /[^{}\\n]+/\n",
+                    quote(&p.open),
+                    quote(&format!("{}\n", p.name_end)),
+                    regex_class_char(&p.name_end)
+                ));
+            }
         }
         out.push_str("ANY_TEXT: /(?s:.*)/\n");
         out
@@ -267,14 +273,16 @@ impl Grammar {
                     format!("ANY_TEXT {end}")
                 }
             }
-            Content::XmlParameters { schema } => format!("{} {end}", self.xml_parameters(schema)),
+            Content::XmlParameters { schema, param } => {
+                format!("{} {end}", self.xml_parameters(schema, param))
+            }
         };
         format!("{begin} {content}")
     }
 
-    /// Qwen3-Coder parameters for `schema`.
-    fn xml_parameters(&mut self, schema: &Value) -> String {
-        self.xml_str = true;
+    /// XML parameters (Qwen3-Coder) for `schema`, marked up as `param`.
+    fn xml_parameters(&mut self, schema: &Value, param: &XmlParam) -> String {
+        let param = self.xml.get_or_insert_with(|| param.clone()).clone();
         let Some(props) = schema.get("properties").and_then(Value::as_object) else {
             self.xml_any = true;
             return "xml_any*".to_string();
@@ -287,7 +295,7 @@ impl Grammar {
         let defs = root_defs(schema);
         let mut parts = Vec::new();
         for (key, prop) in props {
-            let head = quote(&format!("<parameter={key}>\n"));
+            let head = quote(&format!("{}{key}{}\n", param.open, param.name_end));
             let value = if is_raw_string(prop) {
                 "xml_str".to_string()
             } else {
@@ -295,12 +303,22 @@ impl Grammar {
                 if let (Value::Object(p), Some((k, d))) = (&mut prop, &defs) {
                     p.entry(k.clone()).or_insert_with(|| d.clone());
                 }
-                format!("%json {} {}", schema_text(&prop), quote("\n</parameter>\n"))
+                format!("%json {} {}", schema_text(&prop), quote(&format!("\n{}\n", param.close)))
             };
             let param = format!("({head} {value})");
             parts.push(if required.contains(&key.as_str()) { param } else { format!("{param}?") });
         }
         parts.join(" ")
+    }
+}
+
+/// The first character of `s`, escaped for a regex character class (the
+/// name of an XML parameter runs up to it).
+fn regex_class_char(s: &str) -> String {
+    match s.chars().next() {
+        Some(c @ ('\\' | ']' | '^' | '-' | '/' | '[')) => format!("\\{c}"),
+        Some(c) => c.to_string(),
+        None => String::new(),
     }
 }
 

@@ -6,6 +6,7 @@
 //!   required  → required_schema   JSON array of {"name", "parameters"} (vLLM's shape)
 //!   named     → named_schema      the function's parameters
 //!   auto      → structural_tag    free text + triggered tags in the family's format
+//! Family ─ syntax ─► StructuralTag  markers and call syntax read from the family's format file
 //! GrammarStart (grammar_start)    constrain now, or after the reasoning end marker
 //! Constraint::to_lark             llguidance Lark text, `%json` embedded
 //! structural_tag_json             xgrammar's structural tag (vLLM `structured_outputs`, SGLang)
@@ -22,6 +23,10 @@
 //! assert_eq!(s["minItems"], 1);
 //! assert!(c.to_lark(&LarkOptions::text()).contains("%json"));
 //! ```
+//!
+//! Module order (no cycle): `family` (names) and `tag` (data) ← `syntax`
+//! (tags from format files) ← `constraint` ← the exports (`lark`, `gbnf`,
+//! `xgrammar`, `llg`), which read tags only.
 //!
 //! The crate is pure (no I/O). The `llguidance` feature adds the `llg` module, which
 //! compiles grammars with the `llguidance` crate; it is off by default
@@ -41,6 +46,7 @@ pub mod lark;
 pub mod llg;
 pub mod schema;
 pub mod start;
+pub mod syntax;
 pub mod tag;
 pub mod xgrammar;
 
@@ -51,5 +57,6 @@ pub use gbnf::{llamacpp_grammar, Gbnf};
 pub use lark::{json_schema_lark, structural_tag_lark, tag_lark, Calls, LarkOptions};
 pub use schema::{named_schema, required_schema};
 pub use start::{grammar_start, grammar_start_scan, GrammarStart};
-pub use tag::{pieces_text, structural_tag, Content, Piece, Section, StrictLevel, StructuralTag, Tag};
+pub use syntax::{structural_tag, syntax_error};
+pub use tag::{pieces_text, Content, Piece, Section, StrictLevel, StructuralTag, Tag, XmlParam};
 pub use xgrammar::structural_tag_json;

@@ -20,6 +20,9 @@
 //! Invariant: the level is a floor. A tool's own `strict: true` is honoured
 //! at every level; the server can only add constraints, never remove one.
 //!
+//! This module owns the data (pieces, tags, sections, the strict level);
+//! [`crate::syntax`] builds a family's tag from its format file.
+//!
 //! Invariant: every trigger is a piece-wise prefix of the `begin` of the
 //! tags it opens (or of the section's `begin`), so the exported grammar can
 //! split a tag at its trigger.
@@ -123,18 +126,33 @@ pub enum Content {
         /// The JSON schema of the arguments.
         schema: Value,
     },
-    /// Qwen3-Coder XML parameters: `<parameter=KEY>\nVALUE\n</parameter>\n`
-    /// for each argument; string values raw, others JSON. With a schema
-    /// that has `properties`, only those keys, in their declared order,
-    /// the required ones present; with `true`, any keys.
+    /// XML parameters (Qwen3-Coder): `OPEN KEY NAME_END \n VALUE \n CLOSE \n`
+    /// for each argument (the markers as [`XmlParam`] spells them); string
+    /// values raw, others JSON. With a schema that has `properties`, only
+    /// those keys, in their declared order, the required ones present; with
+    /// `true`, any keys.
     XmlParameters {
         /// The JSON schema of the arguments (`true`: any parameters).
         schema: Value,
+        /// How one parameter is marked up.
+        param: XmlParam,
     },
     /// Any text (a message that is not a call, e.g. harmony's `analysis`).
     Text,
     /// Nothing: the tag is its `begin` (e.g. harmony's `<|start|>assistant`).
     Empty,
+}
+
+/// The markers of one XML parameter, as the family's format spells them
+/// (Qwen3-Coder: `<parameter=`, `>`, `</parameter>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XmlParam {
+    /// Opens the parameter; its name follows.
+    pub open: String,
+    /// Ends the name; the value follows (after a newline).
+    pub name_end: String,
+    /// Closes the value (after a newline).
+    pub close: String,
 }
 
 /// One tag: a fixed `begin`, the content, one of the `end`s.
@@ -165,7 +183,7 @@ impl Tag {
     /// The argument schema of a call tag (`None` for other tags).
     pub fn schema(&self) -> Option<&Value> {
         match &self.content {
-            Content::Json { schema } | Content::XmlParameters { schema } => Some(schema),
+            Content::Json { schema } | Content::XmlParameters { schema, .. } => Some(schema),
             Content::Text | Content::Empty => None,
         }
     }
@@ -223,36 +241,4 @@ impl StructuralTag {
         }
         out
     }
-}
-
-/// The structural tag of `family` for `tools` under `tool_choice: "auto"`,
-/// or `None` when the level leaves the output unconstrained (no tools, or
-/// level `auto` and no tool with `strict: true`).
-///
-/// ```
-/// use llmsift_grammar::{structural_tag, Family, StrictLevel};
-/// use llmsift_protocol::wire::{FunctionDefinition, ToolParam};
-/// let tool = ToolParam { kind: "function".into(), function: FunctionDefinition {
-///     name: "f".into(), ..Default::default() } };
-/// assert!(structural_tag(Family::Hermes, &[tool.clone()], StrictLevel::Auto).is_none());
-/// let tag = structural_tag(Family::Hermes, &[tool], StrictLevel::Function).unwrap();
-/// assert_eq!(tag.tags[0].begin_text(), "<tool_call>\n{\"name\": \"f\", \"arguments\": ");
-/// assert_eq!(tag.tags[0].schema(), Some(&serde_json::json!(true)));
-/// ```
-pub fn structural_tag(family: Family, tools: &[ToolParam], level: StrictLevel) -> Option<StructuralTag> {
-    if !level.constrains(tools) {
-        return None;
-    }
-    let calls: Vec<(String, Value)> = tools
-        .iter()
-        .map(|t| {
-            let schema = if level.pins_schema(t) {
-                t.function.parameters.clone().filter(|p| !p.is_null()).unwrap_or(Value::Bool(true))
-            } else {
-                Value::Bool(true)
-            };
-            (t.function.name.clone(), schema)
-        })
-        .collect();
-    Some(family.build_tag(&calls, level))
 }

@@ -41,9 +41,11 @@ fn checked(tool_choice: Value, parallel: bool, strict: bool) -> CheckedRequest {
 fn call_text(tag: &StructuralTag) -> String {
     let t = tag.tags_for("get_weather").next().expect("a get_weather tag");
     let args = match &t.content {
-        Content::XmlParameters { .. } => {
-            "<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n".into()
-        }
+        // The parameter markup as the family's format spells it.
+        Content::XmlParameters { param: p, .. } => [("city", "Paris"), ("days", "3")]
+            .iter()
+            .map(|(k, v)| format!("{}{k}{}\n{v}\n{}\n", p.open, p.name_end, p.close))
+            .collect(),
         _ => ARGS.to_string(),
     };
     let call = format!("{}{args}{}", t.begin_text(), t.end_text());

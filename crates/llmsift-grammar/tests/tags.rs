@@ -4,7 +4,9 @@
 mod common;
 
 use common::{time_params, two_tools, weather_params};
-use llmsift_grammar::{pieces_text, structural_tag, Content, Family, Piece, StrictLevel, StructuralTag};
+use llmsift_grammar::{
+    pieces_text, structural_tag, Content, Family, Piece, StrictLevel, StructuralTag, XmlParam,
+};
 use serde_json::json;
 
 /// The tag with both tools' schemas pinned.
@@ -56,7 +58,11 @@ fn qwen3_coder() {
         calls(&tag, "get_time"),
         [("<tool_call>\n<function=get_time>\n".into(), "</function>\n</tool_call>".into())]
     );
-    assert!(tag.tags.iter().all(|t| matches!(t.content, Content::XmlParameters { .. })));
+    let markup = XmlParam { open: "<parameter=".into(), name_end: ">".into(), close: "</parameter>".into() };
+    assert!(tag
+        .tags
+        .iter()
+        .all(|t| matches!(&t.content, Content::XmlParameters { param, .. } if *param == markup)));
     assert_schemas(&tag);
 }
 

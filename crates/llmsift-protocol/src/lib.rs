@@ -39,6 +39,7 @@ pub mod carry;
 pub mod chat;
 pub mod check;
 pub mod error;
+pub mod finish;
 pub mod ids;
 pub mod processor;
 pub mod responses;

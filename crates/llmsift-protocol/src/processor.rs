@@ -24,49 +24,11 @@
 //! folded stream.
 
 use crate::check::{CheckedRequest, ToolChoiceMode};
+pub use crate::finish::FinishReason;
 use crate::ids::IdStyle;
 use crate::wire::{CompletionTokensDetails, ReasoningField, Usage};
 use llmsift_core::{Delta, Folder, Message, Parser, ParserFactory, ReasoningCounter};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// Why generation ended, as reported to the client (and, for `stop`,
-/// `length` and `abort`, as reported by the engine).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FinishReason {
-    /// A stop token or string.
-    Stop,
-    /// The token limit.
-    Length,
-    /// The model called tools (never an engine reason).
-    ToolCalls,
-    /// The request was cancelled.
-    Abort,
-}
-
-impl FinishReason {
-    /// Reads `stop`, `length`, `tool_calls`, `abort`.
-    pub fn parse(s: &str) -> Option<FinishReason> {
-        match s {
-            "stop" => Some(FinishReason::Stop),
-            "length" => Some(FinishReason::Length),
-            "tool_calls" => Some(FinishReason::ToolCalls),
-            "abort" => Some(FinishReason::Abort),
-            _ => None,
-        }
-    }
-
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FinishReason::Stop => "stop",
-            FinishReason::Length => "length",
-            FinishReason::ToolCalls => "tool_calls",
-            FinishReason::Abort => "abort",
-        }
-    }
-}
 
 /// Per-deployment output options, shared by every choice.
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@
 //!   names (vLLM's `reasoning` by default);
 //! - an empty `tool_calls` list is not written (vLLM drops it too).
 
-use crate::processor::FinishReason;
+use crate::finish::FinishReason;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};

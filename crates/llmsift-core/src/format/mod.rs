@@ -4,6 +4,7 @@ pub mod compile;
 pub mod compiled;
 pub mod response_template;
 pub mod spec;
+pub mod terminals;
 
 pub use compile::{compile, MAX_MARKER_LEN};
 pub use compiled::{Format, StateId, TermId};
