@@ -6,8 +6,6 @@ use crate::pylit::{number_text, py_float, py_int};
 use serde_json::Value;
 use std::collections::HashMap;
 
-pub use crate::coerce::type_json_args;
-
 /// The declared type of one parameter, reduced to what conversion needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ParamType {

@@ -247,7 +247,7 @@ impl Engine {
             return;
         }
         if self.fmt.calls.schema_args {
-            let typed = crate::schema::type_json_args(&self.set.tools, &c.name, &f.arguments);
+            let typed = crate::coerce::type_json_args(&self.set.tools, &c.name, &f.arguments);
             match typed {
                 Some(t) => f.arguments = t,
                 None => self.hold_fail(None),

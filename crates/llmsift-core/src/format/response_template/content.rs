@@ -4,15 +4,11 @@
 //! arguments are read once, when the template loads; a body a parser
 //! rejects is a [`Malformed`] value (transformers raises), never a panic.
 
-use super::pycall::python_call_list;
+use super::pycall::{float_value, python_call_list, Malformed};
 use super::regex::Regex;
 use super::TemplateError;
 use crate::pylit::{py_float, py_int, py_space, py_strip};
-use serde_json::{Map, Number, Value};
-
-/// A body the parser rejects (transformers raises on it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Malformed(pub String);
+use serde_json::{Map, Value};
 
 /// `json`'s knobs.
 #[derive(Debug, Clone, Default)]
@@ -264,12 +260,6 @@ pub(crate) fn int_value(text: &str) -> Result<Value, Malformed> {
 /// value has no `serde_json` spelling without arbitrary precision).
 pub(crate) fn big_int(d: &str) -> Option<Value> {
     d.parse::<i64>().map(Value::from).ok().or_else(|| d.parse::<u64>().map(Value::from).ok())
-}
-
-/// A Python float as a JSON value (`None` spelling for NaN and infinities,
-/// which JSON lacks).
-pub(crate) fn float_value(f: f64) -> Value {
-    Number::from_f64(f).map_or(Value::Null, Value::Number)
 }
 
 /// `json.loads`.

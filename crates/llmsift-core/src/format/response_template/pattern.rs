@@ -4,8 +4,10 @@
 //! groups, possessive quantifiers, inline flags other than `s`, `\p{…}`)
 //! is refused here with the reason.
 
-use super::regex::PatternError;
 use crate::pylit::py_space;
+
+/// Why a pattern was refused.
+pub(crate) type PatternError = String;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Class {

@@ -6,8 +6,17 @@
 //! integers within ±(2^53 − 1), nesting at most 100 deep), so that a list
 //! reads exactly as there or is [`Malformed`].
 
-use super::content::{float_value, Malformed};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
+
+/// A body the parser rejects (transformers raises on it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Malformed(pub String);
+
+/// A Python float as a JSON value (`None` spelling for NaN and infinities,
+/// which JSON lacks).
+pub(crate) fn float_value(f: f64) -> Value {
+    Number::from_f64(f).map_or(Value::Null, Value::Number)
+}
 
 const MAX_DEPTH: usize = 100;
 const MAX_INTEGER: i64 = (1 << 53) - 1;

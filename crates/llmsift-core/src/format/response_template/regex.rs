@@ -16,10 +16,8 @@
 //! differently. Unicode classes (`\d`, `\w`, `\s`) use Rust's character
 //! properties (Python's `str.isspace` for `\s`); ASCII reads exactly.
 
+pub(crate) use super::pattern::PatternError;
 use super::pattern::{fails_onward, first_chars, is_word, Class, Look, Node, P};
-
-/// Why a pattern was refused.
-pub(crate) type PatternError = String;
 
 #[derive(Debug, Clone)]
 enum Inst {

@@ -3,7 +3,8 @@
 //! `ResponseParser._coerce_tool_calls` do them. Both are functions of a
 //! closed region's value, applied once when the region closes.
 
-use super::content::{big_int, float_value, json_loads, Malformed};
+use super::content::{big_int, json_loads};
+use super::pycall::{float_value, Malformed};
 use super::TemplateError;
 use crate::pylit::{py_float, py_int, py_strip};
 use crate::schema::Tools;
