@@ -10,7 +10,12 @@
 //! [`gbnf_lark`], a mechanical rewrite of its two syntactic differences,
 //! then compiled and matched by llguidance), and xgrammar's structural-tag
 //! JSON (every JSON schema inside it compiled by llguidance and matched
-//! against the sample's arguments; xgrammar itself is not available here).
+//! against the sample's arguments). xgrammar itself (vLLM 0.34's default
+//! backend) is not in the default build: each `structured_outputs` object
+//! and its sample are the cases of `tests/data/xgrammar-*.jsonl`, labelled
+//! by `scripts/oracle/xgrammar-check.py` with xgrammar 0.2.8 through
+//! vLLM 0.34's own validation; these tests hold the files to what the code
+//! emits now and every label to `accepts`.
 #![cfg(feature = "llguidance")]
 
 mod common;
@@ -115,7 +120,7 @@ fn schemas(v: &Value, out: &mut Vec<Value>) {
 
 /// Checks one constraint in its three forms against `sample` (the text
 /// after reasoning), with and without reasoning first.
-fn accepts_everywhere(c: &Constraint, sample: &str, args: &str, what: &str) {
+fn accepts_everywhere(c: &Constraint, sample: &str, args: &str, what: &str, xgr: &mut Vec<Value>) {
     let bytes = Checker::bytes(&[]).unwrap();
     for after in [None, Some("</think>")] {
         let text = match after {
@@ -146,6 +151,13 @@ fn accepts_everywhere(c: &Constraint, sample: &str, args: &str, what: &str) {
             );
         }
         let doc = structural_tag_json(c, after);
+        // What the gateway sends a vLLM backend (`outbound::structured_outputs`).
+        let so = match (c, after) {
+            (Constraint::JsonSchema(s), None) => json!({"json": s}),
+            (Constraint::JsonObject, None) => json!({"json_object": true}),
+            _ => json!({"structural_tag": doc.to_string()}),
+        };
+        xgr.push(json!({"what": what, "after": after, "structured_outputs": so, "text": text}));
         let mut found = Vec::new();
         schemas(&doc, &mut found);
         for s in found {
@@ -176,6 +188,7 @@ fn each_family_and_tool_choice_compiles_accepts_and_parses_back() {
         ("named", named, true, false, ToolChoice::Named("get_weather".into())),
     ];
     let mut n = 0;
+    let mut xgr = Vec::new();
     for &family in Family::all() {
         for (label, choice, parallel, strict, core_choice) in cases.clone() {
             let req = checked(choice, parallel, strict);
@@ -186,7 +199,7 @@ fn each_family_and_tool_choice_compiles_accepts_and_parses_back() {
             };
             let sample = call_text(tag);
             let what = format!("{family:?} {label}");
-            accepts_everywhere(&c, &sample, r#"{"city": "Paris", "days": 3}"#, &what);
+            accepts_everywhere(&c, &sample, r#"{"city": "Paris", "days": 3}"#, &what, &mut xgr);
             let (name, args) = parsed(family.parser_name(), &req, core_choice, &sample);
             assert_eq!(
                 (name.as_str(), args),
@@ -197,26 +210,51 @@ fn each_family_and_tool_choice_compiles_accepts_and_parses_back() {
         }
     }
     assert_eq!(n, 4 * Family::all().len());
+    xgrammar_labels("families", xgr);
 }
 
 #[test]
 fn json_constraints_compile_accept_and_parse_back() {
+    let mut xgr = Vec::new();
     // response_format: the JSON itself is the answer.
     let rf = json!({"type": "json_schema", "json_schema": {"name": "w", "schema": common::weather_params()}});
     for (rf, sample) in [(rf, ARGS), (json!({"type": "json_object"}), r#"{"any": [1, true]}"#)] {
         let c = response_format_constraint(Some(&rf)).unwrap().unwrap();
-        accepts_everywhere(&c, sample, sample, &format!("response_format {}", rf["type"]));
+        accepts_everywhere(&c, sample, sample, &format!("response_format {}", rf["type"]), &mut xgr);
     }
     // vLLM's schemas for parsers that read forced calls as JSON (xLAM here).
     let req = checked(json!("required"), true, false);
     let c = request_constraint(&req, None, StrictLevel::Auto).unwrap().unwrap();
     let list = format!(r#"[{{"name": "get_weather", "parameters": {ARGS}}}]"#);
-    accepts_everywhere(&c, &list, &list, "required schema");
+    accepts_everywhere(&c, &list, &list, "required schema", &mut xgr);
     let (name, args) = parsed("xlam", &req, ToolChoice::Required, &list);
     assert_eq!((name.as_str(), args), ("get_weather", json!({"city": "Paris", "days": 3})));
     let req = checked(json!({"type": "function", "function": {"name": "get_weather"}}), true, false);
     let c = request_constraint(&req, None, StrictLevel::Auto).unwrap().unwrap();
-    accepts_everywhere(&c, ARGS, ARGS, "named schema");
+    accepts_everywhere(&c, ARGS, ARGS, "named schema", &mut xgr);
     let (name, args) = parsed("xlam", &req, ToolChoice::Named("get_weather".into()), ARGS);
     assert_eq!((name.as_str(), args), ("get_weather", json!({"city": "Paris", "days": 3})));
+    xgrammar_labels("json", xgr);
+}
+
+/// Holds `tests/data/xgrammar-{name}.jsonl` to `cases` (what the code emits
+/// now) and every case's label to `accepts`. `SIFT_BLESS_XGRAMMAR=1`
+/// writes the cases unlabelled instead; `scripts/oracle/xgrammar-check.py`
+/// then labels them.
+fn xgrammar_labels(name: &str, cases: Vec<Value>) {
+    let path = format!("{}/tests/data/xgrammar-{name}.jsonl", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("SIFT_BLESS_XGRAMMAR").is_some() {
+        let text: String = cases.iter().map(|c| c.to_string() + "\n").collect();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let labelled: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(labelled.len(), cases.len(), "{path}: rerun with SIFT_BLESS_XGRAMMAR=1 and the oracle script");
+    for (have, want) in labelled.iter().zip(&cases) {
+        let mut unlabelled = have.clone();
+        let label = unlabelled.as_object_mut().unwrap().remove("xgrammar");
+        assert_eq!(&unlabelled, want, "{path}: the constraint changed; relabel it");
+        assert_eq!(label, Some(json!("accepts")), "{path}: xgrammar does not accept {have}");
+    }
 }
