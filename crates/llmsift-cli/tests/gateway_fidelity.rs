@@ -84,6 +84,7 @@ fn setup() -> Setup {
         ("completions", "completions", ""),
         ("sglang", "completions", "guided_fields = \"sglang\"\n"),
         ("llamacpp", "llamacpp", ""),
+        ("llamacpp-forced", "llamacpp", "grammar_reasoning_chars = 64\n"),
         ("chat", "chat", ""),
     ] {
         config.push_str(&format!(
@@ -374,6 +375,41 @@ fn entries(text: &str, stream: bool) -> Vec<Value> {
         .iter()
         .flat_map(|c| c["choices"][0]["logprobs"]["content"].as_array().cloned().unwrap_or_default())
         .collect()
+}
+
+/// `grammar_reasoning_chars` on a `llamacpp` model: a constraint that
+/// starts after the reasoning forces the reasoning too, from the first
+/// token (not lazy); a prompt that closed reasoning gets the plain grammar;
+/// `auto` stays lazy on the family's trigger. Schemas are written out in
+/// the GBNF (the arguments' `city`, the response format's).
+#[test]
+fn llamacpp_grammar_forces_the_reasoning_when_configured() {
+    let s = setup();
+    let off = json!({"enable_thinking": false});
+    let rf = json!({"type": "json_schema", "json_schema": {"name": "w", "schema": schema()}});
+    let forced = "root ::= \"<think>\" [^<]{0,64} \"</think>\" ws ";
+    let city = "\"\\\"city\\\"\" ws \":\" ws string ws";
+    let cases = [
+        (json!({"tool_choice": "required"}), forced, None),
+        (json!({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}), forced, None),
+        (json!({"response_format": rf}), forced, None),
+        (json!({"tool_choice": "required", "chat_template_kwargs": off}), "root ::= call", None),
+        (json!({"tools": [tool(true)]}), "root ::= call", Some(json!(true))),
+    ];
+    for (patch, root, lazy) in cases {
+        for stream in [false, true] {
+            let mut body = request("llamacpp-forced", &patch);
+            body["stream"] = json!(stream);
+            let (status, text, sent) = s.exchange(&body);
+            assert_eq!(status, 200, "{patch} stream={stream}: {text}");
+            let sent = sent.expect("the backend was asked");
+            let g = sent["grammar"].as_str().unwrap_or_else(|| panic!("{patch}: no grammar in {sent}"));
+            assert!(g.starts_with(root), "{patch}: {g}");
+            assert!(g.contains(city), "{patch}: the schema is not written out: {g}");
+            assert_eq!(sent.get("grammar_lazy").cloned(), lazy, "{patch}: {sent}");
+            assert_eq!(sent.get("json_schema"), None, "{patch}: {sent}");
+        }
+    }
 }
 
 #[test]

@@ -6,11 +6,15 @@
 //! client that does not stream, so there is one reading path. The
 //! connection is `backend::conn`'s, polled by whoever reads the chunks.
 //!
+//! A chat backend's guided calls (`delta.tool_calls`) are read back as
+//! the text of its guided answer (`backend::chat_calls`).
+//!
 //! Invariants: the backend's key is sent as a bearer token and never
 //! logged or echoed; a status error carries the backend's own message; a
 //! stream that closes before its end marker (`[DONE]`, every choice
 //! finished, or llama.cpp's `stop: true`) ends in [`BackendError::Dropped`].
 
+use super::chat_calls::ChatCalls;
 use super::conn::{BodyStream, Client};
 use super::sse::Frames;
 use super::wire::{self, Bad};
@@ -117,8 +121,13 @@ impl HttpBackend {
             let text = bytes.text().await;
             return Err(BackendError::Status { status: status.as_u16(), message: backend_message(&text) });
         }
+        let calls = match self.kind {
+            BackendKind::Chat => ChatCalls::new(req.sampling.get("tool_choice")),
+            _ => None,
+        };
         let reader = Reader {
             kind: self.kind,
+            calls,
             frames: Frames::default(),
             queue: VecDeque::new(),
             n: req.n.max(1),
@@ -173,6 +182,8 @@ fn backend_message(text: &str) -> String {
 
 struct Reader {
     kind: BackendKind,
+    /// A chat backend's guided calls, read back as text.
+    calls: Option<ChatCalls>,
     frames: Frames,
     queue: VecDeque<Result<Chunk, BackendError>>,
     n: u32,
@@ -201,11 +212,14 @@ impl Reader {
                 self.complete = true;
                 continue;
             }
-            let chunks = match wire::chunks(self.kind, &data, received) {
+            let mut chunks = match wire::chunks(self.kind, &data, received) {
                 Ok(c) => c,
                 Err(Bad::Json(m)) => return self.fail(BackendError::Protocol(m)),
                 Err(Bad::Error(message)) => return self.fail(BackendError::Status { status: 500, message }),
             };
+            if let Some(calls) = &mut self.calls {
+                calls.apply(&data, &mut chunks);
+            }
             for c in chunks {
                 if c.finish.is_some() {
                     // llama.cpp makes one choice: its `stop` ends the stream.

@@ -10,6 +10,7 @@
 //! [`Chunk::finish`]) or with an error; a backend that closes early never
 //! looks like a normal end.
 
+mod chat_calls;
 mod conn;
 pub mod demo;
 pub mod http;
