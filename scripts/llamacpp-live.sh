@@ -28,6 +28,14 @@ if [[ ! -s "$TOK/tokenizer.json" ]]; then
   "$CACHE/venv/bin/python" "$REPO/scripts/live/gguf-tokenizer.py" "$MODEL" "$TOK" >&2
 fi
 TEMPLATE="$REPO/scripts/live/gemma3-tools.jinja"
+# Sift reads the template with its bos_token from a tokenizer_config.json.
+"$CACHE/venv/bin/python" - "$TOK/tokenizer_config.json" "$TEMPLATE" <<'PY'
+import json, sys
+path, template = sys.argv[1], open(sys.argv[2]).read()
+c = json.load(open(path))
+c["chat_template"] = template
+json.dump(c, open(path, "w"), indent=1)
+PY
 
 cd "$REPO"
 cargo build -q -p llmsift-cli --bin sift
@@ -45,7 +53,7 @@ port = 18090
 read_timeout_ms = 600000
 $(for m in llamacpp chat; do
   printf '[[models]]\nserved_model_name = "gemma3-%s"\nbackend = "%s"\nbackend_url = "http://127.0.0.1:18092"\n' "$m" "$m"
-  printf 'tokenizer = "%s"\nchat_template = "%s"\n' "$TOK/tokenizer.json" "$TEMPLATE"
+  printf 'tokenizer = "%s"\nchat_template = "%s"\n' "$TOK/tokenizer.json" "$TOK/tokenizer_config.json"
   printf 'reasoning_parser = "qwen3"\ntool_call_parser = "hermes"\nenable_auto_tool_choice = true\n'
   [[ $m == llamacpp ]] && printf 'grammar_reasoning_chars = 160\n'
   echo

@@ -289,12 +289,17 @@ fn constraints() -> Vec<Case> {
         ("llamacpp-required", "llamacpp", json!({"tool_choice": "required"}), vec![
             ("/grammar_lazy", Some(json!(true))),
             ("/grammar_triggers/0", Some(json!({"type": 1, "value": "</think>"}))),
+            // A one-token trigger word must be preserved, or llama.cpp refuses the request.
+            ("/preserved_tokens/0", Some(json!("</think>"))),
+            // The prompt goes as token ids (`<|im_start|>` first), so llama.cpp adds no BOS.
+            ("/prompt/0", Some(json!(151644))),
         ], call.clone(), None),
         ("llamacpp-required-no-thinking", "llamacpp", json!({"tool_choice": "required", "chat_template_kwargs": off}), vec![
             ("/grammar_lazy", None),
         ], None, None),
         ("llamacpp-auto-strict", "llamacpp", json!({"tools": [tool(true)]}), vec![
             ("/grammar_triggers/0/value", Some(json!("<tool_call>"))),
+            ("/preserved_tokens/0", Some(json!("<tool_call>"))),
         ], call.clone(), None),
         ("llamacpp-none", "llamacpp", json!({"tool_choice": "none"}), vec![("/grammar", None), ("/json_schema", None)], None, None),
         ("llamacpp-auto", "llamacpp", json!({"tool_choice": "auto"}), vec![("/grammar", None), ("/json_schema", None)], call.clone(), None),

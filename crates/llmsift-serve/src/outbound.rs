@@ -355,6 +355,18 @@ fn constrain(
                     // 1: llama.cpp's `COMMON_GRAMMAR_TRIGGER_TYPE_WORD`.
                     let t: Vec<Value> = g.triggers.iter().map(|w| json!({"type": 1, "value": w})).collect();
                     out.insert("grammar_triggers".into(), Value::Array(t));
+                    // llama.cpp refuses a trigger word that is one token of
+                    // the vocabulary unless it is a preserved token
+                    // (`tools/server/server-schema.cpp`: "Grammar trigger
+                    // word should be marked as preserved token"), as its own
+                    // chat handlers mark `</think>` and `<tool_call>`.
+                    let mut keep = g.triggers.clone();
+                    if let Constraint::Calls { tag, .. } | Constraint::StructuralTag(tag) = &c {
+                        keep.extend(tag.special_tokens());
+                    }
+                    let mut seen = std::collections::HashSet::new();
+                    keep.retain(|w| seen.insert(w.clone()));
+                    out.insert("preserved_tokens".into(), json!(keep));
                 }
             }
         },

@@ -270,9 +270,14 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
         Ok(v) => v,
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e),
     };
-    let tools = match wire {
-        Wire::Chat => req.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
-        _ => rec.prompt_has_tools(req.get("prompt").and_then(Value::as_str).unwrap_or_default()),
+    let tools = match (wire, req.get("prompt")) {
+        (Wire::Chat, _) => req.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
+        // llama.cpp takes the prompt as token ids too.
+        (_, Some(Value::Array(ids))) => {
+            let ids: Vec<u32> = ids.iter().filter_map(Value::as_u64).map(|i| i as u32).collect();
+            rec.prompt_has_tools(&view.decode(&ids))
+        }
+        (_, p) => rec.prompt_has_tools(p.and_then(Value::as_str).unwrap_or_default()),
     };
     let max =
         req.get(if wire == Wire::Llamacpp { "n_predict" } else { "max_tokens" }).and_then(Value::as_u64);

@@ -77,8 +77,15 @@ impl HttpBackend {
                 "skip_special_tokens": false,
                 "include_stop_str_in_output": false,
             }),
+            // Token ids when the gateway has them: llama.cpp adds no BOS to
+            // an id list (`tokenize_mixed`), so the model sees what the
+            // template rendered (its own `<bos>` included) and the usage
+            // counts what the backend evaluated.
             BackendKind::Llamacpp => json!({
-                "prompt": req.prompt.clone().unwrap_or_default(),
+                "prompt": match &req.prompt_ids {
+                    Some(ids) => json!(ids),
+                    None => json!(req.prompt.clone().unwrap_or_default()),
+                },
                 "stream": true,
                 "return_tokens": true,
                 "cache_prompt": true,
