@@ -27,8 +27,9 @@ use crate::config::{BackendKind, GuidedFields};
 use crate::error::ApiError;
 use crate::models::Model;
 use llmsift_grammar::{
-    forced_constraint, grammar_start_scan, llamacpp_grammar, llamacpp_grammar_with_reasoning, request_constraint, response_format_constraint,
-    structural_tag_json, Constraint, Family, Gbnf, StrictLevel,
+    forced_constraint, grammar_start_scan, llamacpp_grammar, llamacpp_grammar_with_reasoning,
+    request_constraint, response_format_constraint, structural_tag_json, Constraint, Family, Gbnf,
+    StrictLevel,
 };
 use llmsift_protocol::{CheckedRequest, ToolChoiceMode};
 use serde_json::{json, Map, Value};

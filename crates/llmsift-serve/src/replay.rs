@@ -459,7 +459,8 @@ fn call_frames(view: &TokenizerView, name: &Value, args: &str, how: &Framing) ->
         let mut at = 0;
         for g in ids.chunks(how.per) {
             let text = det.push_ids(g);
-            let mut v = frame(i, json!({"tool_calls": [{"index": 0, "function": {"arguments": text}}]}), None);
+            let mut v =
+                frame(i, json!({"tool_calls": [{"index": 0, "function": {"arguments": text}}]}), None);
             if let Some(ask) = how.logprobs {
                 v["choices"][0]["logprobs"] = logprob_frames(Wire::Chat, view, g, at, ask);
             }

@@ -98,7 +98,9 @@ impl ChatCalls {
                 o.calls = k + 1;
                 o.args = false;
             }
-            if let Some(a) = tc.pointer("/function/arguments").and_then(Value::as_str).filter(|a| !a.is_empty()) {
+            if let Some(a) =
+                tc.pointer("/function/arguments").and_then(Value::as_str).filter(|a| !a.is_empty())
+            {
                 // A named function's answer is one call's arguments.
                 if self.shape == Shape::List || o.calls == 1 {
                     out.push_str(a);
