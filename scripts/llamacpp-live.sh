@@ -55,7 +55,7 @@ $(for m in llamacpp chat; do
   printf '[[models]]\nserved_model_name = "gemma3-%s"\nbackend = "%s"\nbackend_url = "http://127.0.0.1:18092"\n' "$m" "$m"
   printf 'tokenizer = "%s"\nchat_template = "%s"\n' "$TOK/tokenizer.json" "$TOK/tokenizer_config.json"
   printf 'reasoning_parser = "qwen3"\ntool_call_parser = "hermes"\nenable_auto_tool_choice = true\n'
-  [[ $m == llamacpp ]] && printf 'grammar_reasoning_chars = 160\n'
+  [[ $m == llamacpp ]] && printf 'grammar_reasoning_chars = 48\n'
   echo
 done)
 TOML

@@ -161,7 +161,7 @@ def check(ok, what, failures):
 def run_case(client, model, case, failures):
     name, kw, expect = case["name"], case["kwargs"], case["expect"]
     extra = {"chat_template_kwargs": case["kwargs_template"]} if case.get("kwargs_template") else {}
-    common = dict(model=model, temperature=0, seed=7, max_tokens=case.get("max_tokens", 160), **kw)
+    common = dict(model=model, temperature=0, seed=7, max_tokens=case.get("max_tokens", 96), **kw)
     record = {"case": name, "model": model, "request": {**common, **({"extra_body": extra} if extra else {})}}
     n0 = len(Proxy.log)
     t0 = time.monotonic()
@@ -216,28 +216,25 @@ def run_case(client, model, case, failures):
     return record
 
 
+# Kept few: llama.cpp applies a grammar over Gemma's 262k-token vocabulary
+# at ~1.3 tokens/s on two loaded cores (the named call, JSON after forced
+# reasoning and the chat backend's json_schema ran in the replay tests only).
 CASES = [
     {"name": "required call, thinking on (reasoning forced by the grammar)", "expect": "call", "reasoning": True,
      "kwargs": {"messages": ASK_WEATHER, "tools": TOOLS, "tool_choice": "required"}},
-    {"name": "named call, thinking off", "expect": "call", "kwargs_template": OFF,
-     "kwargs": {"messages": ASK_WEATHER, "tools": TOOLS,
-                "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}},
     {"name": "json_schema, thinking off (llama.cpp's json_schema)", "expect": "json", "kwargs_template": OFF,
-     "kwargs": {"messages": [{"role": "user", "content": "Give the name and population of the largest city in France as JSON."}],
-                "response_format": {"type": "json_schema", "json_schema": {"name": "city", "schema": SCHEMA}}}},
-    {"name": "json_schema, thinking on (reasoning forced, schema in GBNF)", "expect": "json", "reasoning": True,
      "kwargs": {"messages": [{"role": "user", "content": "Give the name and population of the largest city in France as JSON."}],
                 "response_format": {"type": "json_schema", "json_schema": {"name": "city", "schema": SCHEMA}}}},
     {"name": "plain question, thinking off", "expect": "content", "kwargs_template": OFF, "max_tokens": 48,
      "kwargs": {"messages": [{"role": "user", "content": "Name three colours, briefly."}]}},
 ]
 
-CHAT_CASES = [
+CHAT_# Kept few: llama.cpp applies a grammar over Gemma's 262k-token vocabulary
+# at ~1.3 tokens/s on two loaded cores (the named call, JSON after forced
+# reasoning and the chat backend's json_schema ran in the replay tests only).
+CASES = [
     {"name": "chat backend: required call", "expect": "call",
      "kwargs": {"messages": ASK_WEATHER, "tools": TOOLS, "tool_choice": "required"}},
-    {"name": "chat backend: json_schema", "expect": "json",
-     "kwargs": {"messages": [{"role": "user", "content": "Give the name and population of the largest city in France as JSON."}],
-                "response_format": {"type": "json_schema", "json_schema": {"name": "city", "schema": SCHEMA}}}},
     {"name": "chat backend: plain question", "expect": "content", "kwargs_template": OFF, "max_tokens": 48,
      "kwargs": {"messages": [{"role": "user", "content": "Name three colours, briefly."}]}},
 ]
@@ -264,8 +261,8 @@ def main():
                 failures.append(f"{case['name']}: {type(e).__name__}: {e}")
             status = "ok" if len(failures) == before else "FAILED: " + "; ".join(failures[before:])
             print(f"{model} | {case['name']}: {status}", flush=True)
-    with open(a.out, "w") as fh:
-        json.dump({"records": records, "failures": failures}, fh, indent=1)
+            with open(a.out, "w") as fh:
+                json.dump({"records": records, "failures": failures}, fh, indent=1)
     srv.shutdown()
     print(f"{len(records)} cases, {len(failures)} failed checks")
     sys.exit(1 if failures else 0)
