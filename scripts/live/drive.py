@@ -229,10 +229,7 @@ CASES = [
      "kwargs": {"messages": [{"role": "user", "content": "Name three colours, briefly."}]}},
 ]
 
-CHAT_# Kept few: llama.cpp applies a grammar over Gemma's 262k-token vocabulary
-# at ~1.3 tokens/s on two loaded cores (the named call, JSON after forced
-# reasoning and the chat backend's json_schema ran in the replay tests only).
-CASES = [
+CHAT_CASES = [
     {"name": "chat backend: required call", "expect": "call",
      "kwargs": {"messages": ASK_WEATHER, "tools": TOOLS, "tool_choice": "required"}},
     {"name": "chat backend: plain question", "expect": "content", "kwargs_template": OFF, "max_tokens": 48,
