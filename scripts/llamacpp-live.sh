@@ -17,6 +17,7 @@
 # writes the transcript to $CACHE/live-transcript.json (docs/serve.md,
 # "Live model", is taken from it). Servers listen on 127.0.0.1 and are
 # stopped on exit. Usage: bash scripts/llamacpp-live.sh
+# (SIFT_LIVE_ONLY=gemma3-llamacpp: that model's cases only).
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SIFT_LLAMACPP_CACHE:-$REPO/target/llamacpp}"
@@ -64,4 +65,4 @@ PIDS+=($!)
 for _ in $(seq 60); do curl -sf http://127.0.0.1:18090/health >/dev/null && break; sleep 1; done
 PY="$(bash scripts/py-env.sh | tail -1)"
 "$PY" scripts/live/drive.py --gateway http://127.0.0.1:18090 --llama http://127.0.0.1:18091 \
-  --proxy-port 18092 --out "$CACHE/live-transcript.json"
+  --proxy-port 18092 --out "$CACHE/live-transcript.json" ${SIFT_LIVE_ONLY:+--only "$SIFT_LIVE_ONLY"}

@@ -254,6 +254,7 @@ def main():
     ap.add_argument("--llama", required=True)
     ap.add_argument("--proxy-port", type=int, required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--only", help="run only this served model's cases")
     a = ap.parse_args()
     Proxy.target = a.llama
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.proxy_port), Proxy)
@@ -261,6 +262,8 @@ def main():
     client = openai.OpenAI(base_url=a.gateway + "/v1", api_key="none", timeout=600)
     records, failures = [], []
     for model, cases in [("gemma3-llamacpp", CASES), ("gemma3-chat", CHAT_CASES)]:
+        if a.only and model != a.only:
+            continue
         for case in cases:
             before = len(failures)
             try:
