@@ -6,7 +6,7 @@ import sys
 
 
 def short(s, n=160):
-    s = json.dumps(s, ensure_ascii=False) if not isinstance(s, str) else s
+    s = json.dumps(s, ensure_ascii=False)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
@@ -45,7 +45,7 @@ def main(path):
         if m["content"]:
             print(f"- content: `{short(m['content'])}`")
         for c in m["tool_calls"]:
-            print(f"- tool call: `{c['name']}` arguments `{short(c['arguments'])}`")
+            print(f"- tool call: `{c['name']}` arguments `{c['arguments']}`")
         print(f"- finish_reason `{m['finish_reason']}`; usage prompt {u.get('prompt_tokens')} / completion "
               f"{u.get('completion_tokens')} (llama.cpp: {b.get('prompt_tokens')} / {b.get('completion_tokens')}); "
               f"stream folded = one-shot: {r['stream'] == m}")
