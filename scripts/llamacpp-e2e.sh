@@ -9,6 +9,9 @@
 # Responses, Anthropic Messages) are well-formed. Everything is cached in
 # ${SIFT_LLAMACPP_CACHE:-target/llamacpp}; servers listen on 127.0.0.1 and
 # are stopped on exit. Usage: bash scripts/llamacpp-e2e.sh
+# SIFT_LLAMACPP_JOBS: build jobs (default: nproc). SIFT_LLAMACPP_PREPARE_ONLY=1:
+# build and fetch only, then print the server and model paths (what
+# scripts/llamacpp-live.sh uses).
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SIFT_LLAMACPP_CACHE:-$REPO/target/llamacpp}"
@@ -25,7 +28,7 @@ if [[ ! -x "$SERVER" ]]; then
   rm -rf src && mkdir src && tar -xzf sdist/llama_cpp_python-0.3.36.tar.gz -C src --strip-components=1
   venv/bin/cmake -S src/vendor/llama.cpp -B build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
     -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >&2
-  venv/bin/cmake --build build --target llama-server -j "$(nproc)" >&2
+  venv/bin/cmake --build build --target llama-server -j "${SIFT_LLAMACPP_JOBS:-$(nproc)}" >&2
 fi
 MODEL="$(find "$CACHE/model" -name '*.gguf' 2>/dev/null | head -1 || true)"
 if [[ -z "$MODEL" ]]; then
@@ -39,6 +42,10 @@ if [[ -z "$MODEL" ]]; then
   fi
 fi
 [[ -n "$MODEL" ]] || { echo "no GGUF file found under $CACHE/model" >&2; exit 1; }
+if [[ -n "${SIFT_LLAMACPP_PREPARE_ONLY:-}" ]]; then
+  echo "$SERVER $MODEL"
+  exit 0
+fi
 
 cd "$REPO"
 cargo build --release -q -p llmsift-cli

@@ -12,7 +12,10 @@
 #      the unified parser on both corpora, the split classes on the shared one;
 #   2. against vLLM's labels: must agree at least as often as Sift does.
 # First, that vLLM's plugin loader registers the parsers through the wheel's
-# `vllm.general_plugins` entry point (no --*-parser-plugin flag); then the
+# `vllm.general_plugins` entry point (no --*-parser-plugin flag), and that
+# `vllm serve`'s parser-name validation, run where vLLM runs it (after the
+# plugin load its argument parser makes), accepts them
+# (crates/llmsift-python/tests/vllm/serve_args.py); then the
 # DeltaMessages the plugin builds without validation against
 # validated ones, as objects and as the serving layer serialises them
 # (crates/llmsift-python/tests/vllm/models.py, over the shared corpus).
@@ -81,6 +84,8 @@ assert "sift_qwen3" in r and "sift_hermes" in t, "sift_qwen3 / sift_hermes not r
 print("registered by the entry point:", sum(n.startswith("sift_") for n in r), "reasoning,",
       sum(n.startswith("sift_") for n in t), "tool parser names")
 ' || status=1
+echo "== vllm serve: its parser-name validation accepts sift_hermes / sift_qwen3 with no plugin flag"
+"$venv/bin/python" -W ignore "$repo/crates/llmsift-python/tests/vllm/serve_args.py" || status=1
 echo "== models: the plugin's unvalidated DeltaMessages against validated construction"
 "$venv/bin/python" -W ignore "$repo/crates/llmsift-python/tests/vllm/models.py" "$out/shared.jsonl" || status=1
 for c in "${corpora[@]}"; do

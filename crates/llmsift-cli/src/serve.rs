@@ -137,6 +137,7 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
             enable_auto_tool_choice: a.enable_auto_tool_choice,
             recording: None,
             guided_fields: Default::default(),
+            grammar_reasoning_chars: None,
             vllm_compat: false,
         });
     }

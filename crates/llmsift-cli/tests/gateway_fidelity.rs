@@ -84,6 +84,7 @@ fn setup() -> Setup {
         ("completions", "completions", ""),
         ("sglang", "completions", "guided_fields = \"sglang\"\n"),
         ("llamacpp", "llamacpp", ""),
+        ("llamacpp-forced", "llamacpp", "grammar_reasoning_chars = 64\n"),
         ("chat", "chat", ""),
     ] {
         config.push_str(&format!(
@@ -288,12 +289,17 @@ fn constraints() -> Vec<Case> {
         ("llamacpp-required", "llamacpp", json!({"tool_choice": "required"}), vec![
             ("/grammar_lazy", Some(json!(true))),
             ("/grammar_triggers/0", Some(json!({"type": 1, "value": "</think>"}))),
+            // A one-token trigger word must be preserved, or llama.cpp refuses the request.
+            ("/preserved_tokens/0", Some(json!("</think>"))),
+            // The prompt goes as token ids (`<|im_start|>` first), so llama.cpp adds no BOS.
+            ("/prompt/0", Some(json!(151644))),
         ], call.clone(), None),
         ("llamacpp-required-no-thinking", "llamacpp", json!({"tool_choice": "required", "chat_template_kwargs": off}), vec![
             ("/grammar_lazy", None),
         ], None, None),
         ("llamacpp-auto-strict", "llamacpp", json!({"tools": [tool(true)]}), vec![
             ("/grammar_triggers/0/value", Some(json!("<tool_call>"))),
+            ("/preserved_tokens/0", Some(json!("<tool_call>"))),
         ], call.clone(), None),
         ("llamacpp-none", "llamacpp", json!({"tool_choice": "none"}), vec![("/grammar", None), ("/json_schema", None)], None, None),
         ("llamacpp-auto", "llamacpp", json!({"tool_choice": "auto"}), vec![("/grammar", None), ("/json_schema", None)], call.clone(), None),
@@ -374,6 +380,41 @@ fn entries(text: &str, stream: bool) -> Vec<Value> {
         .iter()
         .flat_map(|c| c["choices"][0]["logprobs"]["content"].as_array().cloned().unwrap_or_default())
         .collect()
+}
+
+/// `grammar_reasoning_chars` on a `llamacpp` model: a constraint that
+/// starts after the reasoning forces the reasoning too, from the first
+/// token (not lazy); a prompt that closed reasoning gets the plain grammar;
+/// `auto` stays lazy on the family's trigger. Schemas are written out in
+/// the GBNF (the arguments' `city`, the response format's).
+#[test]
+fn llamacpp_grammar_forces_the_reasoning_when_configured() {
+    let s = setup();
+    let off = json!({"enable_thinking": false});
+    let rf = json!({"type": "json_schema", "json_schema": {"name": "w", "schema": schema()}});
+    let forced = "root ::= \"<think>\" [^<]{0,64} \"</think>\" ws ";
+    let city = "\"\\\"city\\\"\" ws \":\" ws string ws";
+    let cases = [
+        (json!({"tool_choice": "required"}), forced, None),
+        (json!({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}), forced, None),
+        (json!({"response_format": rf}), forced, None),
+        (json!({"tool_choice": "required", "chat_template_kwargs": off}), "root ::= call", None),
+        (json!({"tools": [tool(true)]}), "root ::= call", Some(json!(true))),
+    ];
+    for (patch, root, lazy) in cases {
+        for stream in [false, true] {
+            let mut body = request("llamacpp-forced", &patch);
+            body["stream"] = json!(stream);
+            let (status, text, sent) = s.exchange(&body);
+            assert_eq!(status, 200, "{patch} stream={stream}: {text}");
+            let sent = sent.expect("the backend was asked");
+            let g = sent["grammar"].as_str().unwrap_or_else(|| panic!("{patch}: no grammar in {sent}"));
+            assert!(g.starts_with(root), "{patch}: {g}");
+            assert!(g.contains(city), "{patch}: the schema is not written out: {g}");
+            assert_eq!(sent.get("grammar_lazy").cloned(), lazy, "{patch}: {sent}");
+            assert_eq!(sent.get("json_schema"), None, "{patch}: {sent}");
+        }
+    }
 }
 
 #[test]

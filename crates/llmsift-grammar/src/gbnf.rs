@@ -9,11 +9,19 @@
 //! - `auto` calls: lazy, triggered by the family's triggers (with or
 //!   without reasoning); the grammar is one or more calls from the trigger on.
 //!
-//! GBNF has no JSON-schema import, so JSON inside a grammar is any JSON
-//! value (or object): the call envelope and function names are exact, the
-//! arguments' schema is not enforced here. A plain JSON schema without
-//! reasoning goes to llama.cpp's own `json_schema` field instead (the
-//! caller's choice, see [`Gbnf::json_schema`]).
+//! GBNF has no JSON-schema import, so a schema inside a grammar is written
+//! out by [`crate::gbnf_schema`] (types, `enum`, `const`, `properties` in
+//! their declared order with `required`, `items`, `anyOf`/`oneOf`; any
+//! other keyword reads as any JSON value, loosened, never tightened). A
+//! plain JSON schema without reasoning goes to llama.cpp's own
+//! `json_schema` field instead (the caller's choice, see
+//! [`Gbnf::json_schema`]).
+//!
+//! A model that does not write the reasoning markers itself (a small model
+//! under a reasoning format) never triggers a lazy grammar;
+//! [`llamacpp_grammar_with_reasoning`] forces the reasoning too, from the
+//! first token: the opener (unless the prompt opened it), at most a given
+//! number of characters, the end marker, then the constraint.
 //!
 //! Invariant: every literal is written through [`lit`] (GBNF string
 //! escapes), never spliced raw.
@@ -46,18 +54,7 @@ impl Gbnf {
 /// The GBNF grammar of `c`, starting after `after` when given.
 pub fn llamacpp_grammar(c: &Constraint, after: Option<&str>) -> Gbnf {
     let mut rules = Vec::new();
-    let (body, triggers) = match c {
-        Constraint::JsonSchema(_) => ("ws value ws".to_string(), Vec::new()),
-        Constraint::JsonObject => ("ws object ws".to_string(), Vec::new()),
-        Constraint::Calls { tag, one } => (calls(tag, *one, &mut rules), Vec::new()),
-        Constraint::StructuralTag(tag) => {
-            let trig = match &tag.section {
-                Some(s) => vec![crate::tag::pieces_text(&s.begin)],
-                None => tag.trigger_texts(),
-            };
-            (calls(tag, false, &mut rules), trig)
-        }
-    };
+    let (body, triggers) = body(c, &mut rules);
     // `auto` calls are lazy on their own triggers, reasoning or not (a
     // trigger written while thinking starts the grammar too: llama.cpp's
     // lazy grammars have one trigger set).
@@ -67,6 +64,39 @@ pub fn llamacpp_grammar(c: &Constraint, after: Option<&str>) -> Gbnf {
         }
         _ => (body, triggers),
     };
+    Gbnf { grammar: assemble(c, &root, rules), triggers }
+}
+
+/// The GBNF grammar of `c` with the reasoning before it forced from the
+/// first token: `open` (when the prompt has not opened reasoning), at most
+/// `max_chars` characters without the end marker's first character, `end`,
+/// then `c`. Not lazy. `None` for `auto` calls (a structural tag), which
+/// stay lazy on their own triggers ([`llamacpp_grammar`]).
+///
+/// ```
+/// use llmsift_grammar::{llamacpp_grammar_with_reasoning, Constraint};
+/// let g = llamacpp_grammar_with_reasoning(&Constraint::JsonObject, Some("<think>"), "</think>", 80).unwrap();
+/// assert!(g.triggers.is_empty());
+/// assert!(g.grammar.starts_with("root ::= \"<think>\" [^<]{0,80} \"</think>\" ws ws object ws\n"));
+/// ```
+pub fn llamacpp_grammar_with_reasoning(
+    c: &Constraint,
+    open: Option<&str>,
+    end: &str,
+    max_chars: u32,
+) -> Option<Gbnf> {
+    if matches!(c, Constraint::StructuralTag(_)) || end.is_empty() {
+        return None;
+    }
+    let mut rules = Vec::new();
+    let (body, _) = body(c, &mut rules);
+    let first = end.chars().next().expect("not empty");
+    let open = open.filter(|o| !o.is_empty()).map(|o| format!("{} ", lit(o))).unwrap_or_default();
+    let root = format!("{open}[^{}]{{0,{max_chars}}} {} ws {body}", class_char(first), lit(end));
+    Some(Gbnf { grammar: assemble(c, &root, rules), triggers: Vec::new() })
+}
+
+fn assemble(c: &Constraint, root: &str, rules: Vec<String>) -> String {
     let mut g = format!("root ::= {root}\n");
     for r in rules {
         g.push_str(&r);
@@ -77,7 +107,35 @@ pub fn llamacpp_grammar(c: &Constraint, after: Option<&str>) -> Gbnf {
         g.push_str(&xml_rules(p));
     }
     g.push_str(TEXT);
-    Gbnf { grammar: g, triggers }
+    g
+}
+
+/// The constraint's rule (before any reasoning) and its lazy triggers.
+fn body(c: &Constraint, rules: &mut Vec<String>) -> (String, Vec<String>) {
+    match c {
+        Constraint::JsonSchema(s) => (format!("ws {} ws", crate::gbnf_schema::rule(s, rules)), Vec::new()),
+        Constraint::JsonObject => ("ws object ws".to_string(), Vec::new()),
+        Constraint::Calls { tag, one } => (calls(tag, *one, rules), Vec::new()),
+        Constraint::StructuralTag(tag) => {
+            let trig = match &tag.section {
+                Some(s) => vec![crate::tag::pieces_text(&s.begin)],
+                None => tag.trigger_texts(),
+            };
+            (calls(tag, false, rules), trig)
+        }
+    }
+}
+
+/// A character as it is written inside a GBNF character class.
+fn class_char(c: char) -> String {
+    match c {
+        ']' | '[' | '\\' | '^' | '-' => format!("\\{c}"),
+        '\n' => "\\n".into(),
+        '\r' => "\\r".into(),
+        '\t' => "\\t".into(),
+        c if (c as u32) < 0x20 => format!("\\x{:02x}", c as u32),
+        c => c.to_string(),
+    }
 }
 
 /// Any JSON value (and `ws`, `object`): the grammar's shared tail (then
@@ -88,7 +146,7 @@ member ::= string ws ":" ws value ws
 array ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
 string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] | "\\u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] )* "\""
 number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] ( "-" | "+" )? [0-9]+ )?
-ws ::= [ \t\n]*
+ws ::= | " " | "\n" [ \t]{0,20}
 "#;
 
 /// A message's text (harmony's non-call messages).
@@ -137,7 +195,7 @@ fn xml_rules(p: &XmlParam) -> String {
 
 /// The calls rule of a tag: one, or one or more separated by white space.
 fn calls(tag: &StructuralTag, one: bool, rules: &mut Vec<String>) -> String {
-    let items: Vec<String> = tag.tags.iter().map(item).collect();
+    let items: Vec<String> = tag.tags.iter().map(|t| item(t, rules)).collect();
     rules.push(format!("call ::= {}", alts(&items)));
     let call = match &tag.section {
         Some(s) => {
@@ -162,12 +220,12 @@ fn alts(items: &[String]) -> String {
     }
 }
 
-fn item(t: &Tag) -> String {
+fn item(t: &Tag, rules: &mut Vec<String>) -> String {
     let content = match &t.content {
-        Content::Json { .. } => "value",
-        Content::XmlParameters { .. } => "xmlparams",
-        Content::Text => "text",
-        Content::Empty => "",
+        Content::Json { schema } => crate::gbnf_schema::rule(schema, rules),
+        Content::XmlParameters { .. } => "xmlparams".to_string(),
+        Content::Text => "text".to_string(),
+        Content::Empty => String::new(),
     };
     let ends: Vec<String> = t.end.iter().map(|e| seq(e)).collect();
     let end = if ends.len() > 1 { format!("( {} )", alts(&ends)) } else { ends.concat() };

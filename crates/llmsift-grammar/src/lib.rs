@@ -10,7 +10,7 @@
 //! GrammarStart (grammar_start)    constrain now, or after the reasoning end marker
 //! Constraint::to_lark             llguidance Lark text, `%json` embedded
 //! structural_tag_json             xgrammar's structural tag (vLLM `structured_outputs`, SGLang)
-//! llamacpp_grammar                llama.cpp GBNF `grammar` (+ lazy triggers)
+//! llamacpp_grammar                llama.cpp GBNF `grammar` (+ lazy triggers; schemas by gbnf_schema)
 //! llg::Checker (feature)          compile with llguidance, check acceptance of bytes
 //! ```
 //!
@@ -41,6 +41,7 @@ pub mod constraint;
 pub mod error;
 pub mod family;
 pub mod gbnf;
+pub mod gbnf_schema;
 pub mod lark;
 #[cfg(feature = "llguidance")]
 pub mod llg;
@@ -53,7 +54,7 @@ pub mod xgrammar;
 pub use constraint::{forced_constraint, request_constraint, response_format_constraint, Constraint};
 pub use error::GrammarError;
 pub use family::Family;
-pub use gbnf::{llamacpp_grammar, Gbnf};
+pub use gbnf::{llamacpp_grammar, llamacpp_grammar_with_reasoning, Gbnf};
 pub use lark::{json_schema_lark, structural_tag_lark, tag_lark, Calls, LarkOptions};
 pub use schema::{named_schema, required_schema};
 pub use start::{grammar_start, grammar_start_scan, GrammarStart};

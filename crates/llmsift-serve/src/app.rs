@@ -238,10 +238,11 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     let tools: Option<Vec<Value>> =
         body.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()).cloned();
     let prompt = render(&model, &messages, tools.as_ref(), &checked, &body)?;
-    let prompt_tokens = match (&prompt, &model.view) {
-        (Some(p), Some(v)) => v.encode(p).map_or(0, |ids| ids.len() as u64),
-        _ => 0,
+    let prompt_ids = match (&prompt, &model.view) {
+        (Some(p), Some(v)) => v.encode(p).ok(),
+        _ => None,
     };
+    let prompt_tokens = prompt_ids.as_ref().map_or(0, |ids| ids.len() as u64);
     checked.prompt = prompt.clone();
     let empty = serde_json::Map::new();
     let sampling =
@@ -250,6 +251,7 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     let gen = GenRequest {
         model: model.backend_model.clone(),
         prompt: prompt.filter(|_| model.kind != BackendKind::Chat),
+        prompt_ids: prompt_ids.filter(|_| model.kind == BackendKind::Llamacpp),
         messages,
         tools,
         max_tokens: checked.max_tokens,

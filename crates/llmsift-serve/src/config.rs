@@ -75,6 +75,13 @@ pub struct ModelConfig {
     /// `completions` only: the field names the decoding constraint is sent
     /// under (`vllm`: `structured_outputs`; `sglang`: SGLang's own).
     pub guided_fields: GuidedFields,
+    /// `llamacpp` only: a decoding constraint that starts after the
+    /// reasoning also forces the reasoning, from the first token (its
+    /// opener unless the prompt opened it, at most this many characters,
+    /// its end marker), for a model that never writes the markers itself
+    /// and so never triggers the lazy grammar. Unset: the grammar waits for
+    /// the model's own end marker.
+    pub grammar_reasoning_chars: Option<u32>,
     /// Answer as vLLM does where Sift's default answer differs
     /// (`docs/deviations.md`): text vLLM drops into no field is dropped
     /// (`vllm_text_loss`), and one-shot decisions vLLM makes on the whole

@@ -51,6 +51,9 @@ pub struct Model {
     pub parsers: (Option<String>, Option<String>),
     /// The constraint's field names on a `completions` backend.
     pub guided: GuidedFields,
+    /// `llamacpp`: the reasoning forced into the constraint, at most this
+    /// many characters (`ModelConfig::grammar_reasoning_chars`).
+    pub grammar_reasoning_chars: Option<u32>,
 }
 
 /// All served models.
@@ -218,6 +221,7 @@ fn build(
         opts,
         parsers: (reasoning, tools),
         guided: m.guided_fields,
+        grammar_reasoning_chars: m.grammar_reasoning_chars,
     })
 }
 

@@ -15,7 +15,9 @@
 //! calls natively; `auto` with strict tools as the family's structural
 //! tag). With a reasoning parser it starts after the reasoning end marker
 //! unless the prompt already closed reasoning or reasoning is hidden
-//! (`llmsift_grammar::grammar_start_scan`), so the model still thinks.
+//! (`llmsift_grammar::grammar_start_scan`), so the model still thinks. A
+//! `llamacpp` model configured with `grammar_reasoning_chars` gets the
+//! reasoning forced into a grammar that applies from the first token.
 //!
 //! Invariant: a field the backend's body already has from the gateway
 //! (`model`, `prompt`, `stream`, …) is never overwritten by a forwarded one,
@@ -25,8 +27,9 @@ use crate::config::{BackendKind, GuidedFields};
 use crate::error::ApiError;
 use crate::models::Model;
 use llmsift_grammar::{
-    forced_constraint, grammar_start_scan, llamacpp_grammar, request_constraint, response_format_constraint,
-    structural_tag_json, Constraint, Family, Gbnf, StrictLevel,
+    forced_constraint, grammar_start_scan, llamacpp_grammar, llamacpp_grammar_with_reasoning,
+    request_constraint, response_format_constraint, structural_tag_json, Constraint, Family, Gbnf,
+    StrictLevel,
 };
 use llmsift_protocol::{CheckedRequest, ToolChoiceMode};
 use serde_json::{json, Map, Value};
@@ -332,6 +335,18 @@ fn constrain(
     }
     let Some((c, after)) = constraint(model, req, body, prompt)? else { return Ok(()) };
     let after = after.as_deref();
+    let forced = match (model.kind, after, model.grammar_reasoning_chars) {
+        (BackendKind::Llamacpp, Some(end), Some(max)) => {
+            let open = model.factory.format().reasoning_start_marker();
+            let open = open.filter(|o| !opened(prompt.unwrap_or_default(), o, end));
+            llamacpp_grammar_with_reasoning(&c, open, end, max)
+        }
+        _ => None,
+    };
+    if let Some(g) = forced {
+        out.insert("grammar".into(), json!(g.grammar));
+        return Ok(());
+    }
     match (model.kind, model.guided) {
         (BackendKind::Llamacpp, _) => match Gbnf::json_schema(&c, after) {
             Some(schema) => {
@@ -345,6 +360,18 @@ fn constrain(
                     // 1: llama.cpp's `COMMON_GRAMMAR_TRIGGER_TYPE_WORD`.
                     let t: Vec<Value> = g.triggers.iter().map(|w| json!({"type": 1, "value": w})).collect();
                     out.insert("grammar_triggers".into(), Value::Array(t));
+                    // llama.cpp refuses a trigger word that is one token of
+                    // the vocabulary unless it is a preserved token
+                    // (`tools/server/server-schema.cpp`: "Grammar trigger
+                    // word should be marked as preserved token"), as its own
+                    // chat handlers mark `</think>` and `<tool_call>`.
+                    let mut keep = g.triggers.clone();
+                    if let Constraint::Calls { tag, .. } | Constraint::StructuralTag(tag) = &c {
+                        keep.extend(tag.special_tokens());
+                    }
+                    let mut seen = std::collections::HashSet::new();
+                    keep.retain(|w| seen.insert(w.clone()));
+                    out.insert("preserved_tokens".into(), json!(keep));
                 }
             }
         },
@@ -363,6 +390,16 @@ fn constrain(
         }
     }
     Ok(())
+}
+
+/// Whether `prompt` leaves reasoning open: its last `open` marker comes
+/// after its last `end` marker (the template wrote the opener for the model).
+fn opened(prompt: &str, open: &str, end: &str) -> bool {
+    match (prompt.rfind(open), prompt.rfind(end)) {
+        (Some(o), Some(e)) => o > e,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
 }
 
 /// [`FIELDS`] as the Markdown table of `docs/serve.md` (`gateway`: done by

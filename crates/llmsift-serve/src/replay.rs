@@ -29,9 +29,12 @@
 //! in each wire's own shape (`logprob_frames`): made-up but fixed values
 //! (token `k` of the output has logprob `-(k % 4 + 1) / 4`, its
 //! alternatives are the next ids), with `return_tokens_as_token_ids`
-//! honoured. A chat request with `tool_choice` `required` or a named
-//! function, or a JSON `response_format`, is answered as a guided vLLM
-//! answers it: JSON text built from the request's schema ([`guided_text`]).
+//! honoured. A chat request with a JSON `response_format` is answered as a
+//! guided vLLM answers it: JSON text built from the request's schema
+//! ([`guided_text`]); one with `tool_choice` `required` or a named
+//! function as vLLM (and llama.cpp's server) stream the calls they guided:
+//! `delta.tool_calls`, the name first, then the arguments in pieces of
+//! `chunk_tokens` tokens, `finish_reason: "tool_calls"`.
 //!
 //! Invariant: without a fault, the frames' token ids are exactly the
 //! recording's ids (cut at `max_tokens`), so the gateway's answer can be
@@ -267,9 +270,14 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
         Ok(v) => v,
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e),
     };
-    let tools = match wire {
-        Wire::Chat => req.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
-        _ => rec.prompt_has_tools(req.get("prompt").and_then(Value::as_str).unwrap_or_default()),
+    let tools = match (wire, req.get("prompt")) {
+        (Wire::Chat, _) => req.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty()),
+        // llama.cpp takes the prompt as token ids too.
+        (_, Some(Value::Array(ids))) => {
+            let ids: Vec<u32> = ids.iter().filter_map(Value::as_u64).map(|i| i as u32).collect();
+            rec.prompt_has_tools(&view.decode(&ids))
+        }
+        (_, p) => rec.prompt_has_tools(p.and_then(Value::as_str).unwrap_or_default()),
     };
     let max =
         req.get(if wire == Wire::Llamacpp { "n_predict" } else { "max_tokens" }).and_then(Value::as_u64);
@@ -278,7 +286,10 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
     let (ids, cut) = replay_ids(&view, guided.as_deref().unwrap_or(rec.output(tools)), max);
     let lp = LogprobAsk::of(wire, &req);
     let framing = Framing { n, per: s.opts.chunk_tokens.max(1), model: rec.name.as_str(), logprobs: lp };
-    let frames = frames(wire, &view, &ids, cut, &framing);
+    let frames = match guided_call(&req).filter(|_| wire == Wire::Chat) {
+        Some((name, args)) => call_frames(&view, &name, &args, &framing),
+        None => frames(wire, &view, &ids, cut, &framing),
+    };
     let frames = inject(frames, fault);
     s.stats.started.fetch_add(1, Ordering::SeqCst);
     let guard = Guard { stats: s.stats.clone(), done: false };
@@ -413,6 +424,54 @@ fn frames(wire: Wire, view: &TokenizerView, ids: &[u32], cut: bool, how: &Framin
     if wire != Wire::Llamacpp {
         out.push("data: [DONE]\n\n".to_string());
     }
+    out
+}
+
+/// The call a guided chat answer makes: for `tool_choice` `required` the
+/// first tool, for a named function that one; its arguments a sample of
+/// its parameters' schema. `None` for any other `tool_choice`.
+fn guided_call(req: &Value) -> Option<(Value, String)> {
+    let tools = req.get("tools")?.as_array()?;
+    let pick = |name: Option<&str>| tools.iter().find(|t| name.is_none_or(|n| t["function"]["name"] == n));
+    let t = match req.get("tool_choice")? {
+        Value::String(s) if s == "required" => pick(None)?,
+        Value::Object(o) => pick(Some(o.get("function")?.get("name")?.as_str()?))?,
+        _ => return None,
+    };
+    Some((t["function"]["name"].clone(), sample(&t["function"]["parameters"]).to_string()))
+}
+
+/// A guided call streamed as vLLM's `serving_chat` streams it, for each choice.
+fn call_frames(view: &TokenizerView, name: &Value, args: &str, how: &Framing) -> Vec<String> {
+    let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let frame = |i: u32, delta: Value, finish: Option<&str>| {
+        json!({"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": created, "model": how.model,
+            "choices": [{"index": i, "delta": delta, "finish_reason": finish}]})
+    };
+    let ids = view.encode(args).unwrap_or_default();
+    let mut out = Vec::new();
+    for i in 0..how.n {
+        out.push(data(&frame(i, json!({"role": "assistant", "content": ""}), None)));
+        let head = json!({"index": 0, "id": format!("call_replay{i}"), "type": "function",
+            "function": {"name": name, "arguments": ""}});
+        out.push(data(&frame(i, json!({"tool_calls": [head]}), None)));
+        let mut det = view.detokenizer();
+        let mut at = 0;
+        for g in ids.chunks(how.per) {
+            let text = det.push_ids(g);
+            let mut v =
+                frame(i, json!({"tool_calls": [{"index": 0, "function": {"arguments": text}}]}), None);
+            if let Some(ask) = how.logprobs {
+                v["choices"][0]["logprobs"] = logprob_frames(Wire::Chat, view, g, at, ask);
+            }
+            out.push(data(&v));
+            at += g.len();
+        }
+        let rest = det.finish();
+        let last = json!({"tool_calls": [{"index": 0, "function": {"arguments": rest}}]});
+        out.push(data(&frame(i, last, Some("tool_calls"))));
+    }
+    out.push("data: [DONE]\n\n".to_string());
     out
 }
 

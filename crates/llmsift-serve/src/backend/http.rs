@@ -6,11 +6,15 @@
 //! client that does not stream, so there is one reading path. The
 //! connection is `backend::conn`'s, polled by whoever reads the chunks.
 //!
+//! A chat backend's guided calls (`delta.tool_calls`) are read back as
+//! the text of its guided answer (`backend::chat_calls`).
+//!
 //! Invariants: the backend's key is sent as a bearer token and never
 //! logged or echoed; a status error carries the backend's own message; a
 //! stream that closes before its end marker (`[DONE]`, every choice
 //! finished, or llama.cpp's `stop: true`) ends in [`BackendError::Dropped`].
 
+use super::chat_calls::ChatCalls;
 use super::conn::{BodyStream, Client};
 use super::sse::Frames;
 use super::wire::{self, Bad};
@@ -73,8 +77,15 @@ impl HttpBackend {
                 "skip_special_tokens": false,
                 "include_stop_str_in_output": false,
             }),
+            // Token ids when the gateway has them: llama.cpp adds no BOS to
+            // an id list (`tokenize_mixed`), so the model sees what the
+            // template rendered (its own `<bos>` included) and the usage
+            // counts what the backend evaluated.
             BackendKind::Llamacpp => json!({
-                "prompt": req.prompt.clone().unwrap_or_default(),
+                "prompt": match &req.prompt_ids {
+                    Some(ids) => json!(ids),
+                    None => json!(req.prompt.clone().unwrap_or_default()),
+                },
                 "stream": true,
                 "return_tokens": true,
                 "cache_prompt": true,
@@ -117,8 +128,13 @@ impl HttpBackend {
             let text = bytes.text().await;
             return Err(BackendError::Status { status: status.as_u16(), message: backend_message(&text) });
         }
+        let calls = match self.kind {
+            BackendKind::Chat => ChatCalls::new(req.sampling.get("tool_choice")),
+            _ => None,
+        };
         let reader = Reader {
             kind: self.kind,
+            calls,
             frames: Frames::default(),
             queue: VecDeque::new(),
             n: req.n.max(1),
@@ -173,6 +189,8 @@ fn backend_message(text: &str) -> String {
 
 struct Reader {
     kind: BackendKind,
+    /// A chat backend's guided calls, read back as text.
+    calls: Option<ChatCalls>,
     frames: Frames,
     queue: VecDeque<Result<Chunk, BackendError>>,
     n: u32,
@@ -201,11 +219,14 @@ impl Reader {
                 self.complete = true;
                 continue;
             }
-            let chunks = match wire::chunks(self.kind, &data, received) {
+            let mut chunks = match wire::chunks(self.kind, &data, received) {
                 Ok(c) => c,
                 Err(Bad::Json(m)) => return self.fail(BackendError::Protocol(m)),
                 Err(Bad::Error(message)) => return self.fail(BackendError::Status { status: 500, message }),
             };
+            if let Some(calls) = &mut self.calls {
+                calls.apply(&data, &mut chunks);
+            }
             for c in chunks {
                 if c.finish.is_some() {
                     // llama.cpp makes one choice: its `stop` ends the stream.

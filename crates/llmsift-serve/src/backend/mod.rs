@@ -10,6 +10,7 @@
 //! [`Chunk::finish`]) or with an error; a backend that closes early never
 //! looks like a normal end.
 
+mod chat_calls;
 mod conn;
 pub mod demo;
 pub mod http;
@@ -31,6 +32,10 @@ pub struct GenRequest {
     pub model: String,
     /// The rendered prompt (completions, llama.cpp, demo).
     pub prompt: Option<String>,
+    /// The rendered prompt's token ids, as the gateway counted them
+    /// (llama.cpp: sent instead of the text, which llama.cpp would prefix
+    /// with a BOS of its own, a second one after a template's `<bos>`).
+    pub prompt_ids: Option<Vec<u32>>,
     /// The conversation as the client sent it (chat backends).
     pub messages: Vec<Value>,
     /// The request's tools, as the client sent them.
