@@ -268,7 +268,7 @@ async fn main() {
     row("  handed over -> client read", &via.hop_out);
     row("added: backend sent -> gateway handed over", &via.added);
     println!(
-        "gateway CPU: {:.3} s for {} chunks = {:.1} µs per chunk (request handling, prompt rendering and tokenizing included; {:.0} µs per request)",
+        "gateway CPU: {:.3} s for {} chunks = {:.1} µs per chunk (request handling, prompt rendering and tokenizing included; {:.0} µs per stream)",
         cpu,
         via.e2e.len(),
         cpu * 1e6 / via.e2e.len() as f64,

@@ -37,15 +37,6 @@ use tokio::net::TcpStream;
 use tokio::time::Sleep;
 use tokio_rustls::rustls;
 
-/// Bytes read from a backend socket at a time, and the read buffer each
-/// connection keeps. hyper's adaptive default keeps at least 8 KiB per
-/// connection for its lifetime, and a streaming backend sends frames of a
-/// few hundred bytes (one token each), so most of it is never used while
-/// every open stream holds one; a larger frame takes several reads. The
-/// response head must fit (hyper refuses a longer one), which a backend's
-/// few headers do.
-const READ_BUF: usize = 4096;
-
 /// Idle connections kept, as reqwest's pool kept them for one host.
 const MAX_IDLE: usize = 256;
 /// An idle connection older than this is closed rather than reused.
@@ -71,13 +62,6 @@ impl Conn {
             }
         }
     }
-}
-
-/// The HTTP/1.1 settings of every backend connection (see [`READ_BUF`]).
-fn builder() -> http1::Builder {
-    let mut b = http1::Builder::new();
-    b.read_buf_exact_size(Some(READ_BUF));
-    b
 }
 
 /// Where the requests go.
@@ -211,7 +195,7 @@ impl Client {
             let refused = |e: hyper::Error| BackendError::Connect(chain(&e));
             let (sender, driver): (_, Driver) = match &self.tls {
                 None => {
-                    let (s, c) = builder().handshake(TokioIo::new(tcp)).await.map_err(refused)?;
+                    let (s, c) = http1::handshake(TokioIo::new(tcp)).await.map_err(refused)?;
                     (s, Box::pin(c))
                 }
                 Some(tls) => {
@@ -221,7 +205,7 @@ impl Client {
                         .connect(name, tcp)
                         .await
                         .map_err(|e| BackendError::Connect(format!("TLS with {}:{}: {e}", t.host, t.port)))?;
-                    let (s, c) = builder().handshake(TokioIo::new(stream)).await.map_err(refused)?;
+                    let (s, c) = http1::handshake(TokioIo::new(stream)).await.map_err(refused)?;
                     (s, Box::pin(c))
                 }
             };
