@@ -8,7 +8,7 @@
 //! `delta.content` carries the markers, all three always streamed (the
 //! gateway only asks for streams), and vLLM 0.34's token-in/token-out
 //! `POST /inference/v1/generate`, whole or streamed as its body says
-//! ([`generate`]). The recording is picked by the request's `model` (a
+//! (`replay/generate.rs`). The recording is picked by the request's `model` (a
 //! recording's file stem or served name), else the default; the tool
 //! variant when the prompt mentions one of its tools (or, for chat, when
 //! the request has tools).
