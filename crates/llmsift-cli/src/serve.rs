@@ -21,7 +21,7 @@ pub struct ServeArgs {
     /// The backend's base URL, e.g. http://127.0.0.1:8001. [Sift only]
     #[arg(long)]
     pub backend_url: Option<String>,
-    /// The backend's protocol: completions (vLLM/SGLang, token ids), llamacpp, chat (raw text). [Sift only]
+    /// The backend's protocol: completions (vLLM/SGLang, token ids), llamacpp, chat (raw text), generate (vLLM's /inference/v1/generate workers). [Sift only]
     #[arg(long, value_name = "KIND")]
     pub backend: Option<BackendKind>,
     /// The model name sent to the backend (default: the served name). [Sift only]

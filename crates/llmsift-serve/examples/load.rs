@@ -24,6 +24,10 @@
 //! cargo build --release -p llmsift-cli
 //! cargo run --release -p llmsift-serve --example load -- target/release/sift target/release/sift-replay 256 50 1000
 //! ```
+//!
+//! Arguments: the two binaries, streams (256), the backend's pause between
+//! frames in ms (50: 20 tokens/s), the arrival ramp in ms (1000), token
+//! ids per backend frame (1; vLLM's `stream_interval`).
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -65,13 +69,28 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// User + system CPU time of a process, in seconds (clock ticks of 10 ms).
+/// CPU time a process's threads ran, in seconds: the sum of each live
+/// thread's `/proc/PID/task/TID/schedstat` (nanoseconds; the gateway's
+/// threads live as long as it does), so neither the machine's other load
+/// nor 10 ms clock ticks blur it.
 fn cpu_s(pid: u32) -> f64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = s.rsplit(')').next().unwrap_or_default();
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0.0 };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    ns as f64 / 1e9
+}
+
+/// The 1-minute load average (the machine is shared: every figure says it).
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn now_ns() -> u128 {
@@ -162,7 +181,13 @@ async fn main() {
     // Arrivals are spread over this many milliseconds (all streams are
     // still open at once: a stream lasts its tokens × pace).
     let ramp: u64 = args.get(5).map_or(1000, |s| s.parse().expect("ramp ms"));
-    let replay = spawn(replay_bin, &["--port", "0", "--recording", "qwen3", "--pace-ms", &pace, "--stamps"]);
+    // Token ids per backend frame (vLLM's `stream_interval`; 1 by default).
+    let per = args.get(6).cloned().unwrap_or_else(|| "1".into());
+    let replay = spawn(
+        replay_bin,
+        &["--port", "0", "--recording", "qwen3", "--pace-ms", &pace, "--stamps", "--chunk-tokens", &per],
+    );
+    let load_before = loadavg();
     let tok = llmsift_tokenizers::named_tokenizer_path("qwen3").unwrap();
     let cfg = tok.with_file_name("tokenizer_config.json");
     let gw = spawn(
@@ -210,9 +235,10 @@ async fn main() {
     let via = phase(&client, &url, &replay.1, n, ramp, Some((gw.0.id(), &gw.1))).await;
     let cpu = cpu_s(gw.0.id()) - cpu_before;
     println!(
-        "streams: {n}, tokens per stream: {}, backend pace: {pace} ms/token, arrivals over {ramp} ms",
+        "streams: {n}, tokens per stream: {}, backend pace: {pace} ms/frame, {per} token(s) per frame, arrivals over {ramp} ms",
         via.tokens
     );
+    println!("load average before: {load_before}, after: {}", loadavg());
     for (name, p) in
         [("backend -> client directly (baseline)", &direct), ("backend -> sift serve -> client", &via)]
     {
@@ -242,10 +268,11 @@ async fn main() {
     row("  handed over -> client read", &via.hop_out);
     row("added: backend sent -> gateway handed over", &via.added);
     println!(
-        "gateway CPU: {:.2} s for {} chunks = {:.1} µs per chunk (request handling, prompt rendering and tokenizing included)",
+        "gateway CPU: {:.3} s for {} chunks = {:.1} µs per chunk (request handling, prompt rendering and tokenizing included; {:.0} µs per stream)",
         cpu,
         via.e2e.len(),
-        cpu * 1e6 / via.e2e.len() as f64
+        cpu * 1e6 / via.e2e.len() as f64,
+        cpu * 1e6 / n as f64,
     );
     println!(
         "gateway RSS: idle {} KiB, {n} streams open {} KiB: {:.1} KiB per open stream",

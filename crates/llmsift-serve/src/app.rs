@@ -239,26 +239,25 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         body.get("tools").and_then(Value::as_array).filter(|t| !t.is_empty()).cloned();
     let prompt = render(&model, &messages, tools.as_ref(), &checked, &body)?;
     let prompt_ids = match (&prompt, &model.view) {
-        (Some(p), Some(v)) => v.encode(p).ok(),
+        (Some(p), Some(v)) => match v.encode(p) {
+            Ok(ids) => Some(ids),
+            // A worker that takes ids cannot be sent a prompt that does not tokenize.
+            Err(e) if model.kind == BackendKind::Generate => {
+                return Err(ApiError::bad_request(
+                    format!("the prompt does not tokenize: {e}"),
+                    Some("messages".into()),
+                ))
+            }
+            Err(_) => None,
+        },
         _ => None,
     };
     let prompt_tokens = prompt_ids.as_ref().map_or(0, |ids| ids.len() as u64);
     checked.prompt = prompt.clone();
     let empty = serde_json::Map::new();
-    let sampling =
-        crate::outbound::fields(&model, &checked, body.as_object().unwrap_or(&empty), prompt.as_deref())?;
+    let obj = body.as_object().unwrap_or(&empty);
+    let sampling = crate::outbound::fields(&model, &checked, obj, prompt.as_deref())?;
     crate::outbound::settle(&model, &mut checked, &sampling);
-    let gen = GenRequest {
-        model: model.backend_model.clone(),
-        prompt: prompt.filter(|_| model.kind != BackendKind::Chat),
-        prompt_ids: prompt_ids.filter(|_| model.kind == BackendKind::Llamacpp),
-        messages,
-        tools,
-        max_tokens: checked.max_tokens,
-        n: checked.n.max(1),
-        sampling,
-        chat_template_kwargs: checked.chat_template_kwargs.clone(),
-    };
     let prefix = match api {
         Api::Chat => "chatcmpl",
         Api::Responses => "resp",
@@ -269,6 +268,25 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         model: model.name.clone(),
         created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         prompt_tokens,
+    };
+    // The `generate` backend's worker gets what `/v1/chat/completions/render` answers.
+    let generate = match (model.kind, &prompt_ids) {
+        (BackendKind::Generate, Some(ids)) => {
+            Some(crate::scaleout::render::generate_body(&model, &checked, obj, ids.clone(), meta.id.clone())?)
+        }
+        _ => None,
+    };
+    let gen = GenRequest {
+        model: model.backend_model.clone(),
+        prompt: prompt.filter(|_| model.kind != BackendKind::Chat),
+        prompt_ids: prompt_ids.filter(|_| model.kind == BackendKind::Llamacpp),
+        messages,
+        tools,
+        max_tokens: checked.max_tokens,
+        n: checked.n.max(1),
+        sampling,
+        chat_template_kwargs: checked.chat_template_kwargs.clone(),
+        generate,
     };
     // The key of this request's `--stamps` (the load test sends a seed per stream).
     let seed = gen.sampling.get("seed").and_then(Value::as_u64).unwrap_or(0);

@@ -29,6 +29,10 @@ pub enum BackendKind {
     Chat,
     /// The built-in replay of recorded outputs (`--demo`).
     Demo,
+    /// vLLM 0.34's token-in/token-out worker, `POST /inference/v1/generate`:
+    /// the gateway renders and tokenizes the prompt (the render endpoint's
+    /// `GenerateRequest`) and derenders the ids it streams back.
+    Generate,
 }
 
 impl std::str::FromStr for BackendKind {
@@ -39,7 +43,10 @@ impl std::str::FromStr for BackendKind {
             "llamacpp" | "llama.cpp" | "llama-cpp" => Ok(BackendKind::Llamacpp),
             "chat" => Ok(BackendKind::Chat),
             "demo" => Ok(BackendKind::Demo),
-            other => Err(format!("unknown backend kind `{other}` (completions, llamacpp, chat, demo)")),
+            "generate" => Ok(BackendKind::Generate),
+            other => {
+                Err(format!("unknown backend kind `{other}` (completions, llamacpp, chat, demo, generate)"))
+            }
         }
     }
 }

@@ -10,6 +10,7 @@
 //! request behind an `Arc`; a request owns only its parsers' small state.
 
 use crate::backend::demo::DemoBackend;
+use crate::backend::generate::GenerateBackend;
 use crate::backend::http::HttpBackend;
 use crate::backend::Backend;
 use crate::config::{BackendKind, Config, GuidedFields, ModelConfig};
@@ -162,7 +163,7 @@ fn build(
         Some(p) => Some(load_templates(p).map_err(|e| model_err(m, e))?),
         None => None,
     };
-    let needs_tokens = matches!(kind, BackendKind::Completions | BackendKind::Llamacpp | BackendKind::Demo);
+    let needs_tokens = !matches!(kind, BackendKind::Chat);
     if needs_tokens && (view.is_none() || templates.is_none()) {
         return Err(model_err(
             m,
@@ -177,6 +178,16 @@ fn build(
             let view = view.clone().expect("checked above");
             Backend::Demo(DemoBackend::new(rec, view, Duration::from_millis(limits.demo_pace_ms)))
         }
+        BackendKind::Generate => Backend::Generate(
+            GenerateBackend::new(
+                m.backend_url.as_deref().unwrap_or_default(),
+                backend_key(m)?,
+                view.clone().expect("checked above"),
+                Duration::from_millis(limits.connect_timeout_ms),
+                Duration::from_millis(limits.read_timeout_ms),
+            )
+            .map_err(|e| model_err(m, e))?,
+        ),
         _ => {
             let key = match &m.backend_api_key_env {
                 Some(var) => Some(std::env::var(var).map_err(|_| {
@@ -223,6 +234,16 @@ fn build(
         guided: m.guided_fields,
         grammar_reasoning_chars: m.grammar_reasoning_chars,
     })
+}
+
+/// The backend's key, from the environment variable the configuration names.
+fn backend_key(m: &ModelConfig) -> Result<Option<String>, ServeError> {
+    match &m.backend_api_key_env {
+        Some(var) => std::env::var(var)
+            .map(Some)
+            .map_err(|_| model_err(m, format!("the environment variable {var} (backend key) is not set"))),
+        None => Ok(None),
+    }
 }
 
 fn load_templates(p: &Path) -> Result<TemplateSet, String> {

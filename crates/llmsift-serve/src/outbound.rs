@@ -156,6 +156,7 @@ impl Field {
             BackendKind::Llamacpp => self.llamacpp,
             BackendKind::Chat => self.chat,
             BackendKind::Completions | BackendKind::Demo => self.completions,
+            BackendKind::Generate => crate::backend::generate::fate(self.name, self.completions),
         }
     }
 }
@@ -167,6 +168,7 @@ pub fn kind_name(kind: BackendKind) -> &'static str {
         BackendKind::Llamacpp => "llamacpp",
         BackendKind::Chat => "chat",
         BackendKind::Demo => "demo",
+        BackendKind::Generate => "generate",
     }
 }
 
@@ -253,7 +255,8 @@ fn logprobs(kind: BackendKind, req: &CheckedRequest, out: &mut Map<String, Value
             out.insert("logprobs".into(), json!(true));
             out.insert("top_logprobs".into(), json!(top));
         }
-        BackendKind::Demo => {}
+        // `sampling_params.logprobs`, as the render endpoint writes it.
+        BackendKind::Demo | BackendKind::Generate => {}
     }
 }
 
@@ -331,6 +334,10 @@ fn constrain(
         if let Some(rf) = body.get("response_format").filter(|v| !v.is_null()) {
             out.insert("response_format".into(), rf.clone());
         }
+        return Ok(());
+    }
+    if model.kind == BackendKind::Generate {
+        // In `sampling_params`, as the render endpoint writes it (`render_structured_outputs`).
         return Ok(());
     }
     let Some((c, after)) = constraint(model, req, body, prompt)? else { return Ok(()) };

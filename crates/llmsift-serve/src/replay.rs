@@ -4,9 +4,11 @@
 //!
 //! Wire formats: vLLM/SGLang `POST /v1/completions` (SSE, `token_ids` per
 //! choice, `[DONE]`), llama.cpp `POST /completion` (SSE, `tokens`, a last
-//! frame with `stop: true`), and a raw `POST /v1/chat/completions` whose
-//! `delta.content` carries the markers. Always streamed: the gateway only
-//! asks for streams. The recording is picked by the request's `model` (a
+//! frame with `stop: true`), a raw `POST /v1/chat/completions` whose
+//! `delta.content` carries the markers, all three always streamed (the
+//! gateway only asks for streams), and vLLM 0.34's token-in/token-out
+//! `POST /inference/v1/generate`, whole or streamed as its body says
+//! (`replay/generate.rs`). The recording is picked by the request's `model` (a
 //! recording's file stem or served name), else the default; the tool
 //! variant when the prompt mentions one of its tools (or, for chat, when
 //! the request has tools).
@@ -39,6 +41,8 @@
 //! Invariant: without a fault, the frames' token ids are exactly the
 //! recording's ids (cut at `max_tokens`), so the gateway's answer can be
 //! compared byte for byte.
+
+mod generate;
 
 use crate::recording::{replay_ids, Recording};
 use axum::body::{Body, Bytes};
@@ -166,6 +170,7 @@ pub fn replay_app(state: ReplayState) -> Router {
         .route("/v1/completions", post(|s, h, b| answer(s, h, b, Wire::Completions)))
         .route("/completion", post(|s, h, b| answer(s, h, b, Wire::Llamacpp)))
         .route("/v1/chat/completions", post(|s, h, b| answer(s, h, b, Wire::Chat)))
+        .route(generate::PATH, post(generate::answer))
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/replay/stats", get(stats))
         .route("/replay/stamps", get(stamps))
@@ -237,28 +242,19 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
         Ok(v) => v,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("replay: body is not JSON: {e}")),
     };
-    {
-        let path = match wire {
-            Wire::Completions => "/v1/completions",
-            Wire::Llamacpp => "/completion",
-            Wire::Chat => "/v1/chat/completions",
-        };
-        let mut kept = s.requests.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() >= KEPT_REQUESTS {
-            kept.pop_front();
-        }
-        kept.push_back(json!({"path": path, "body": req}));
-    }
+    let path = match wire {
+        Wire::Completions => "/v1/completions",
+        Wire::Llamacpp => "/completion",
+        Wire::Chat => "/v1/chat/completions",
+    };
+    keep(&s, path, &req);
     let (model, fault, pace) = match split_model(req.get("model").and_then(Value::as_str), &s.opts) {
         Ok(x) => x,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
-    let fault = match headers.get("x-replay-fault").and_then(|v| v.to_str().ok()) {
-        Some(f) => match f.parse::<Fault>() {
-            Ok(f) => f,
-            Err(e) => return error(StatusCode::BAD_REQUEST, &e),
-        },
-        None => fault,
+    let fault = match header_fault(&headers, fault) {
+        Ok(f) => f,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
     if fault == Fault::Status500 {
         return error(StatusCode::INTERNAL_SERVER_ERROR, "replay: injected internal error");
@@ -290,11 +286,33 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
         Some((name, args)) => call_frames(&view, &name, &args, &framing),
         None => frames(wire, &view, &ids, cut, &framing),
     };
+    let seed = req.get("seed").and_then(Value::as_u64).unwrap_or(0);
+    stream(&s, frames, fault, pace, seed)
+}
+
+/// Keeps a received body for `GET /replay/requests`.
+fn keep(s: &ReplayState, path: &str, req: &Value) {
+    let mut kept = s.requests.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.len() >= KEPT_REQUESTS {
+        kept.pop_front();
+    }
+    kept.push_back(json!({"path": path, "body": req}));
+}
+
+/// The fault a request asks for (its `x-replay-fault` header, else `fault`).
+fn header_fault(headers: &HeaderMap, fault: Fault) -> Result<Fault, String> {
+    match headers.get("x-replay-fault").and_then(|v| v.to_str().ok()) {
+        Some(f) => f.parse::<Fault>(),
+        None => Ok(fault),
+    }
+}
+
+/// An SSE response of `frames`, paced, with `fault` injected, stamped by `seed`.
+fn stream(s: &ReplayState, frames: Vec<String>, fault: Fault, pace: Duration, seed: u64) -> Response {
     let frames = inject(frames, fault);
     s.stats.started.fetch_add(1, Ordering::SeqCst);
     let guard = Guard { stats: s.stats.clone(), done: false };
-    let stamp =
-        s.opts.stamps.then(|| (s.stamps.clone(), req.get("seed").and_then(Value::as_u64).unwrap_or(0)));
+    let stamp = s.opts.stamps.then(|| (s.stamps.clone(), seed));
     let state = (frames.into_iter().enumerate(), guard);
     let body = futures_util::stream::unfold(state, move |(mut rest, mut g)| {
         let stamp = stamp.clone();

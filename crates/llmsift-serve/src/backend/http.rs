@@ -51,6 +51,7 @@ impl HttpBackend {
             BackendKind::Llamacpp => "/completion",
             BackendKind::Chat => "/v1/chat/completions",
             BackendKind::Demo => return Err("the demo backend is not HTTP".into()),
+            BackendKind::Generate => return Err("the generate backend is `backend::generate`'s".into()),
         };
         // A base given with `/v1` already (as OpenAI clients spell it) is not doubled.
         let url = match base.strip_suffix("/v1") {

@@ -3,8 +3,9 @@
 //! Owns the one shape every backend is reduced to: [`Backend::start`] either
 //! fails before any output ([`BackendError`], answered as 502/504) or gives
 //! a stream of [`Chunk`]s per choice, which may end in a `BackendError`
-//! (answered in-stream). Three wire protocols over HTTP ([`http`]) and the
-//! built-in replay ([`demo`]).
+//! (answered in-stream). Three wire protocols over HTTP ([`http`]), vLLM's
+//! token-in/token-out workers ([`generate`]) and the built-in replay
+//! ([`demo`]).
 //!
 //! Invariant: a stream either ends with every choice finished (a
 //! [`Chunk::finish`]) or with an error; a backend that closes early never
@@ -13,6 +14,7 @@
 mod chat_calls;
 mod conn;
 pub mod demo;
+pub mod generate;
 pub mod http;
 pub mod logprobs;
 mod sse;
@@ -48,6 +50,9 @@ pub struct GenRequest {
     pub sampling: Map<String, Value>,
     /// `chat_template_kwargs` (chat backends render the prompt themselves).
     pub chat_template_kwargs: Option<Map<String, Value>>,
+    /// The `generate` backend: the rendered `GenerateRequest` (token ids,
+    /// `sampling_params`), as `/v1/chat/completions/render` answers it.
+    pub generate: Option<Value>,
 }
 
 /// A piece of one choice's output.
@@ -126,6 +131,8 @@ pub enum Backend {
     Http(http::HttpBackend),
     /// The built-in replay.
     Demo(demo::DemoBackend),
+    /// vLLM's token-in/token-out workers.
+    Generate(generate::GenerateBackend),
 }
 
 impl Backend {
@@ -134,6 +141,7 @@ impl Backend {
         match self {
             Backend::Http(b) => b.start(req).await,
             Backend::Demo(b) => Ok(b.start(req)),
+            Backend::Generate(b) => b.start(req).await,
         }
     }
 
@@ -141,7 +149,7 @@ impl Backend {
     pub fn supports_n(&self) -> bool {
         match self {
             Backend::Http(b) => b.supports_n(),
-            Backend::Demo(_) => true,
+            Backend::Demo(_) | Backend::Generate(_) => true,
         }
     }
 }

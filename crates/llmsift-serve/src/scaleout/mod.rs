@@ -25,7 +25,7 @@
 //! `vllm_one_shot` for a format that decides on the whole output, that output).
 
 mod derender;
-mod render;
+pub(crate) mod render;
 
 use crate::app::AppState;
 use crate::error::ApiError;

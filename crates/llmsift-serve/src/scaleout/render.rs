@@ -102,28 +102,43 @@ fn dialect(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Resul
     })?;
     checked.prompt = Some(prompt);
     let obj = chat.as_object().cloned().unwrap_or_default();
+    generate_body(&model, &checked, &obj, ids, s.next_id("chatcmpl"))
+}
+
+/// vLLM's `GenerateRequest` for a checked chat-shaped request (Chat
+/// Completions field names in `obj`) whose rendered prompt
+/// (`checked.prompt`) tokenized to `ids`: `sampling_params` with the
+/// decoding constraint, `reasoning_ended`. The render endpoints answer it;
+/// the `generate` backend sends it to its worker.
+pub(crate) fn generate_body(
+    model: &Model,
+    checked: &CheckedRequest,
+    obj: &Map<String, Value>,
+    ids: Vec<u32>,
+    request_id: String,
+) -> Result<Value, ApiError> {
     let logprobs =
         checked.logprobs.then(|| json!(obj.get("top_logprobs").and_then(Value::as_u64).unwrap_or(0)));
     let skip = checked.skips_special_tokens(&model.factory);
-    let mut sp = sampling(&obj, checked.max_tokens, skip, logprobs);
+    let mut sp = sampling(obj, checked.max_tokens, skip, logprobs);
     // The same decoding constraint the gateway sends a completions backend.
-    if let Some(so) = crate::outbound::render_structured_outputs(&model, &checked, &obj)? {
+    if let Some(so) = crate::outbound::render_structured_outputs(model, checked, obj)? {
         sp["structured_outputs"] = so;
     }
-    Ok(generate_request(s, &model, ids, sp, &checked, &obj))
+    Ok(generate_request(model, ids, sp, checked, obj, request_id))
 }
 
 /// vLLM's `GenerateRequest` for rendered prompt ids.
 fn generate_request(
-    s: &AppState,
     model: &Model,
     ids: Vec<u32>,
     sampling_params: Value,
     checked: &CheckedRequest,
     body: &Map<String, Value>,
+    request_id: String,
 ) -> Value {
     let mut g = json!({
-        "request_id": s.next_id("chatcmpl"),
+        "request_id": request_id,
         "token_ids": ids,
         "sampling_params": sampling_params,
         "model": model.name,
