@@ -34,7 +34,6 @@ import hashlib
 import http.client
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -209,6 +208,15 @@ def message(reasoning, content, calls, finish):
     return {"reasoning": reasoning or None, "content": content or None, "tool_calls": out, "finish_reason": finish}
 
 
+def norm(m):
+    """A folded answer as the oracle compares answers (scripts/oracle/record.py,
+    the corpus's check.py): text trimmed, empty text null; calls and finish as they are."""
+    if "error" in m:
+        return m
+    t = lambda s: (s or "").strip() or None
+    return {**m, "reasoning": t(m["reasoning"]), "content": t(m["content"])}
+
+
 def whole_message(resp):
     ch = resp["choices"][0]
     m = ch["message"]
@@ -243,6 +251,68 @@ def whole(h, name, creq, prompt, out, rid):
     return whole_message(resp)
 
 
+def prepared(name, c):
+    """A case as both servers get it: prompt and output ids, the chat request."""
+    tk, eos = tokenizer(c["tokenizer"])
+    req = c["request"]
+    ids = tk.encode(c["model_output"], add_special_tokens=False).ids
+    prompt = tk.encode(req.get("prompt_text", ""), add_special_tokens=False).ids
+    # The engine stops on the end-of-sequence token (record.py: unless the output ends on a stop token).
+    stops = {eos}
+    if c["tokenizer"] == "gptoss":
+        stops |= {tk.token_to_id("<|call|>"), tk.token_to_id("<|return|>")}
+    if eos is not None and not (ids and ids[-1] in stops):
+        ids = ids + [eos]
+    return {"id": c["id"], "model": name, "reasoning_parser": c["reasoning_parser"],
+            "tool_parser": c["tool_parser"], "tokenizer": c["tokenizer"], "chat_request": chat_request(name, req),
+            "prompt_token_ids": prompt, "output_token_ids": ids}
+
+
+def answers(h, row, sizes):
+    """One server's folded answers for a prepared case: per chunk size, and whole."""
+    name, creq, prompt, ids = row["model"], row["chat_request"], row["prompt_token_ids"], row["output_token_ids"]
+    rid = "diff-" + hashlib.sha256(row["id"].encode()).hexdigest()[:12]
+    out = {str(size): stream(h, name, creq, prompt, ids, size, rid) for size in sizes}
+    out["whole"] = whole(h, name, creq, prompt, ids, rid)
+    return out
+
+
+def vllm_answers(by_pair, sizes, port):
+    """vLLM's answers, cached per pair under $CACHE/vllm/ (a pair's server is started only when missing)."""
+    d = os.path.join(CACHE, "vllm")
+    os.makedirs(d, exist_ok=True)
+    rows = {}
+    for (name, _), cases in by_pair.items():
+        path = os.path.join(d, name + ".jsonl")
+        cached = {}
+        if os.path.exists(path):
+            for line in open(path, encoding="utf-8"):
+                row = json.loads(line)
+                cached[row["id"]] = row
+        todo = [c for c in cases if c["id"] not in cached]
+        if todo:
+            r, t, spec = cases[0]["reasoning_parser"], cases[0]["tool_parser"], cases[0]["tokenizer"]
+            t0 = time.time()
+            vllm, err = start_vllm(name, r, t, spec, port)
+            if vllm is None:
+                print(f"{name}: vLLM's server did not start: {err}", flush=True)
+                continue
+            try:
+                with open(path, "a", encoding="utf-8") as f:
+                    for c in todo:
+                        row = prepared(name, c)
+                        row["expected"] = answers(vllm, row, sizes)
+                        cached[c["id"]] = row
+                        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            finally:
+                stop_vllm(vllm)
+            print(f"{name}: vLLM answered {len(todo)} cases ({time.time() - t0:.0f} s)", flush=True)
+        for c in cases:
+            if c["id"] in cached:
+                rows[c["id"]] = cached[c["id"]]
+    return rows
+
+
 def pair_name(r, t):
     return f"{r or 'none'}+{t or 'none'}"
 
@@ -264,31 +334,6 @@ def load_cases(pairs, which="all", limit=None):
             if limit is None or len(group) < limit:
                 group.append(c)
     return by_pair
-
-
-def derender_pair(sift, vllm, name, cases, sizes):
-    rows = []
-    for c in cases:
-        tk, eos = tokenizer(c["tokenizer"])
-        req = c["request"]
-        ids = tk.encode(c["model_output"], add_special_tokens=False).ids
-        prompt = tk.encode(req.get("prompt_text", ""), add_special_tokens=False).ids
-        # The engine stops on the end-of-sequence token (record.py: unless the output ends on a stop token).
-        stops = {eos} | ({tk.token_to_id("<|call|>"), tk.token_to_id("<|return|>")} if "gptoss" in str(c["tokenizer"]) else set())
-        if eos is not None and not (ids and ids[-1] in stops):
-            ids = ids + [eos]
-        creq = chat_request(name, req)
-        row = {"id": c["id"], "model": name, "reasoning_parser": c["reasoning_parser"],
-               "tool_parser": c["tool_parser"], "tokenizer": c["tokenizer"], "chat_request": creq,
-               "prompt_token_ids": prompt, "output_token_ids": ids, "expected": {}, "sift": {}}
-        rid = "diff-" + hashlib.sha256(c["id"].encode()).hexdigest()[:12]
-        for size in sizes:
-            row["expected"][str(size)] = stream(vllm, name, creq, prompt, ids, size, rid)
-            row["sift"][str(size)] = stream(sift, name, creq, prompt, ids, size, rid)
-        row["expected"]["whole"] = whole(vllm, name, creq, prompt, ids, rid)
-        row["sift"]["whole"] = whole(sift, name, creq, prompt, ids, rid)
-        rows.append(row)
-    return rows
 
 
 # ---------------------------------------------------------------- render
@@ -329,6 +374,8 @@ def render_all(sift_bin, port):
         for name, path in models.items():
             text = open(path, encoding="utf-8").read()
             for k, conv in enumerate(CONVERSATIONS):
+                # The render server has no tool parser: `auto` would be refused; the tools still render.
+                conv = {**conv, "tool_choice": "none"} if "tools" in conv else conv
                 body = {**conv, "model": name}
                 s_st, s = sift.post("/v1/chat/completions/render", body)
                 v_st, v = vllm.post("/v1/chat/completions/render", {**conv, "model": "render", "chat_template": text})
@@ -380,6 +427,7 @@ def main():
     ap.add_argument("--limit", type=int, help="at most this many cases per pair")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--render", action="store_true", help="the render check instead of derender")
+    ap.add_argument("--vllm-only", action="store_true", help="only collect vLLM's answers (cached)")
     ap.add_argument("--write", action="store_true", help="write the labelled cases")
     ap.add_argument("--report", default=os.path.join(CACHE, "report.jsonl"))
     a = ap.parse_args()
@@ -398,43 +446,52 @@ def main():
                       (r.get("sift_error") or r.get("vllm_error") or "token ids differ")[:200])
         return
     by_pair = load_cases(set(a.pairs or []), a.tokenizers, a.limit)
+    rows = vllm_answers(by_pair, a.sizes, a.port)
+    if a.vllm_only:
+        return
     models = {name: (cs[0]["reasoning_parser"], cs[0]["tool_parser"], cs[0]["tokenizer"])
               for (name, _), cs in by_pair.items()}
     sift = start_sift(a.sift, models)
     stats = collections.Counter()
-    report = open(a.report, "w")
     try:
-        for (name, _), cases in by_pair.items():
-            r, t, spec = models[name]
-            t0 = time.time()
-            vllm, err = start_vllm(name, r, t, spec, a.port)
-            if vllm is None:
-                print(f"{name}: vLLM's server did not start: {err}", flush=True)
-                stats["pairs_refused"] += 1
-                continue
-            try:
-                rows = derender_pair(sift, vllm, name, cases, a.sizes)
-            finally:
-                stop_vllm(vllm)
-            agree = {k: sum(row["sift"][k] == row["expected"][k] for row in rows) for k in rows[0]["expected"]}
-            verrs = sum(any("error" in v for v in row["expected"].values()) for row in rows)
-            print(f"{name}: {len(rows)} cases, agree {agree}, vLLM errors {verrs} ({time.time() - t0:.0f} s)", flush=True)
-            for row in rows:
-                report.write(json.dumps(row, ensure_ascii=False) + "\n")
-                stats["cases"] += 1
-                for k in row["expected"]:
-                    stats[f"runs_{k}"] += 1
-                    stats[f"agree_{k}"] += row["sift"][k] == row["expected"][k]
-            report.flush()
+        with open(a.report, "w", encoding="utf-8") as report:
+            for (name, _), cases in by_pair.items():
+                done = [rows[c["id"]] for c in cases if c["id"] in rows]
+                for row in done:
+                    row["sift"] = answers(sift, row, a.sizes)
+                    report.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    tally(stats, row)
+                print(f"{name}: {len(done)} cases, Sift = vLLM's whole answer "
+                      f"{ {k: sum(norm(r['sift'][k]) == norm(r['expected']['whole']) for r in done) for k in [*map(str, a.sizes), 'whole']} }", flush=True)
     finally:
         sift.proc.kill()
-        report.close()
     print(json.dumps(stats, indent=1))
     if a.write:
         write_cases(a.report)
 
 
+def tally(stats, row):
+    """Counts for one case: vLLM's answer is its whole (non-streaming) derender;
+    its streamed folds are counted apart, since they differ from it (and by
+    chunk size) where its streaming path differs from its one-shot parse."""
+    e = row["expected"]
+    if any("error" in v for v in e.values()):
+        stats["vllm_error_cases"] += 1
+        return
+    stats["cases"] += 1
+    stats["vllm_stream_eq_its_whole"] += all(norm(v) == norm(e["whole"]) for v in e.values())
+    for k, got in row["sift"].items():
+        stats[f"runs_{k}"] += 1
+        stats[f"sift_{k}_eq_vllm_whole"] += norm(got) == norm(e["whole"])
+        stats[f"sift_{k}_eq_vllm_whole_exact"] += got == e["whole"]
+        if k != "whole":
+            stats[f"sift_{k}_eq_vllm_stream_{k}"] += norm(got) == norm(e[k])
+
+
 def write_cases(report):
+    """The labelled cases: vLLM's whole answer as `expected`, its streamed folds
+    as `vllm_stream`, and Sift's answer under `sift_differs` where it differs
+    (with the reason the docs list, from `reason`)."""
     os.makedirs(OUT, exist_ok=True)
     groups = collections.defaultdict(list)
     for line in open(report, encoding="utf-8"):
@@ -442,17 +499,31 @@ def write_cases(report):
         if any("error" in v for v in row["expected"].values()):
             continue  # vLLM refused or failed: nothing to label
         case = {k: row[k] for k in ("id", "model", "reasoning_parser", "tool_parser", "tokenizer", "chat_request",
-                                    "prompt_token_ids", "output_token_ids", "expected")}
-        diff = {k: v for k, v in row["sift"].items() if v != row["expected"][k]}
+                                    "prompt_token_ids", "output_token_ids")}
+        case["expected"] = norm(row["expected"]["whole"])
+        case["vllm_stream"] = {k: norm(v) for k, v in row["expected"].items() if k != "whole"}
+        diff = {k: norm(v) for k, v in row["sift"].items() if norm(v) != case["expected"]}
         if diff:
             case["sift_differs"] = diff
-        groups[row["model"].split("+")[1] if row["tool_parser"] else row["model"].split("+")[0]].append(case)
+            case["reason"] = reason(row)
+        groups[(row["tool_parser"] or row["reasoning_parser"] or "none")].append(case)
     for f in glob.glob(os.path.join(OUT, "*.jsonl")):
         os.remove(f)
     for g, cases in sorted(groups.items()):
         with open(os.path.join(OUT, f"{g}.jsonl"), "w", encoding="utf-8") as f:
             for c in cases:
                 f.write(json.dumps(c, ensure_ascii=False) + "\n")
+
+
+def reason(row):
+    """Why Sift's answer differs from vLLM's whole answer (docs/scale-out.md lists these)."""
+    for test, why in KNOWN_DIFFERENCES:
+        if test(row):
+            return why
+    return "unexplained"
+
+
+KNOWN_DIFFERENCES = []
 
 
 if __name__ == "__main__":
