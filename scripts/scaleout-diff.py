@@ -109,19 +109,31 @@ class Http:
                     raise
 
 
+def tokenizer_config(d):
+    """The tokenizer's tokenizer_config.json (its eos_token is the stop token derender leaves out),
+    with a plain chat template when it has none (derender never renders: the prompt arrives as ids)."""
+    path = os.path.join(d, "tokenizer_config.json")
+    conf = json.load(open(path, encoding="utf-8"))
+    if conf.get("chat_template"):
+        return path
+    out = os.path.join(CACHE, "plain-" + hashlib.sha256(d.encode()).hexdigest()[:12] + ".json")
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({**conf, "chat_template": PLAIN}, f, ensure_ascii=False)
+    return out
+
+
+PLAIN = "{% for m in messages %}{{ m.content }}{% endfor %}"
+
+
 def start_sift(binary, models):
     """One `sift serve` with a model per pair (derender needs no backend: the URL is never called)."""
     cfg = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
     cfg.write(f'host = "127.0.0.1"\nport = 0\nstate_key = "{KEY}"\n')
-    # Derender never renders (the prompt arrives as ids): a plain template, as the CI test uses.
-    plain = os.path.join(CACHE, "plain.jinja")
-    with open(plain, "w") as f:
-        f.write("{% for m in messages %}{{ m.content }}{% endfor %}")
     for name, (r, t, spec) in sorted(models.items()):
         d = tok_dir(spec)
         cfg.write("\n[[models]]\n")
         cfg.write(f'served_model_name = "{name}"\nbackend = "completions"\nbackend_url = "http://127.0.0.1:9"\n')
-        cfg.write(f'tokenizer = "{d}/tokenizer.json"\nchat_template = "{plain}"\n')
+        cfg.write(f'tokenizer = "{d}/tokenizer.json"\nchat_template = "{tokenizer_config(d)}"\n')
         if r:
             cfg.write(f'reasoning_parser = "{r}"\n')
         if t:
@@ -215,6 +227,25 @@ def norm(m):
         return m
     t = lambda s: (s or "").strip() or None
     return {**m, "reasoning": t(m["reasoning"]), "content": t(m["content"])}
+
+
+def same(got, want):
+    """Whether Sift's answer is vLLM's, by the oracle's rule (llmsift-conformance's
+    score.rs, the corpus's check.py): normalized text, names and finish equal; where
+    vLLM's arguments are not valid JSON (`__raw__`), any valid JSON or the same text agrees."""
+    got, want = norm(got), norm(want)
+    if "error" in got or "error" in want:
+        return got == want
+    if len(got["tool_calls"]) != len(want["tool_calls"]):
+        return False
+    for g, w in zip(got["tool_calls"], want["tool_calls"]):
+        if g["name"] != w["name"]:
+            return False
+        raw = isinstance(w["arguments"], dict) and set(w["arguments"]) == {"__raw__"}
+        if not (g["arguments"] == w["arguments"] or (raw and "__raw__" not in g["arguments"])):
+            return False
+    strip = lambda m: {k: v for k, v in m.items() if k != "tool_calls"}
+    return strip(got) == strip(want)
 
 
 def whole_message(resp):
@@ -400,9 +431,16 @@ def start_sift_templates(binary, models):
     cfg = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
     cfg.write(f'host = "127.0.0.1"\nport = 0\nstate_key = "{KEY}"\n')
     d = tok_dir("qwen3")
+    base = json.load(open(os.path.join(d, "tokenizer_config.json"), encoding="utf-8"))
+    os.makedirs(os.path.join(CACHE, "templates"), exist_ok=True)
     for name, path in models.items():
+        # The template inside the tokenizer's own tokenizer_config.json, so Sift renders with the
+        # tokenizer's special tokens (bos_token, eos_token) as vLLM does with a request's template.
+        conf = os.path.join(CACHE, "templates", name + ".json")
+        with open(conf, "w", encoding="utf-8") as f:
+            json.dump({**base, "chat_template": open(path, encoding="utf-8").read()}, f, ensure_ascii=False)
         cfg.write(f'\n[[models]]\nserved_model_name = "{name}"\nbackend = "completions"\n'
-                  f'backend_url = "http://127.0.0.1:9"\ntokenizer = "{d}/tokenizer.json"\nchat_template = "{path}"\n')
+                  f'backend_url = "http://127.0.0.1:9"\ntokenizer = "{d}/tokenizer.json"\nchat_template = "{conf}"\n')
     cfg.close()
     p = subprocess.Popen([binary, "serve", "--config", cfg.name], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -438,8 +476,8 @@ def main():
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
         both = [r for r in rows if r["sift_status"] == 200 and r["vllm_status"] == 200]
-        same = sum(r["same"] for r in both)
-        print(f"render: {same}/{len(both)} identical token ids; {len(rows) - len(both)} refused by one side")
+        n_same = sum(r["same"] for r in both)
+        print(f"render: {n_same}/{len(both)} identical token ids; {len(rows) - len(both)} refused by one side")
         for r in rows:
             if not r.get("same"):
                 print("  ", r["template"], r["conversation"], r["sift_status"], r["vllm_status"],
@@ -462,7 +500,7 @@ def main():
                     report.write(json.dumps(row, ensure_ascii=False) + "\n")
                     tally(stats, row)
                 print(f"{name}: {len(done)} cases, Sift = vLLM's whole answer "
-                      f"{ {k: sum(norm(r['sift'][k]) == norm(r['expected']['whole']) for r in done) for k in [*map(str, a.sizes), 'whole']} }", flush=True)
+                      f"{ {k: sum(same(r['sift'][k], r['expected']['whole']) for r in done) for k in [*map(str, a.sizes), 'whole']} }", flush=True)
     finally:
         sift.proc.kill()
     print(json.dumps(stats, indent=1))
@@ -479,13 +517,13 @@ def tally(stats, row):
         stats["vllm_error_cases"] += 1
         return
     stats["cases"] += 1
-    stats["vllm_stream_eq_its_whole"] += all(norm(v) == norm(e["whole"]) for v in e.values())
+    stats["vllm_stream_eq_its_whole"] += all(same(v, e["whole"]) for v in e.values())
     for k, got in row["sift"].items():
         stats[f"runs_{k}"] += 1
-        stats[f"sift_{k}_eq_vllm_whole"] += norm(got) == norm(e["whole"])
+        stats[f"sift_{k}_eq_vllm_whole"] += same(got, e["whole"])
         stats[f"sift_{k}_eq_vllm_whole_exact"] += got == e["whole"]
         if k != "whole":
-            stats[f"sift_{k}_eq_vllm_stream_{k}"] += norm(got) == norm(e[k])
+            stats[f"sift_{k}_eq_vllm_stream_{k}"] += same(got, e[k])
 
 
 def write_cases(report):
@@ -502,7 +540,7 @@ def write_cases(report):
                                     "prompt_token_ids", "output_token_ids")}
         case["expected"] = norm(row["expected"]["whole"])
         case["vllm_stream"] = {k: norm(v) for k, v in row["expected"].items() if k != "whole"}
-        diff = {k: norm(v) for k, v in row["sift"].items() if norm(v) != case["expected"]}
+        diff = {k: norm(v) for k, v in row["sift"].items() if not same(v, case["expected"])}
         if diff:
             case["sift_differs"] = diff
             case["reason"] = reason(row)
@@ -523,7 +561,26 @@ def reason(row):
     return "unexplained"
 
 
-KNOWN_DIFFERENCES = []
+def _id(*parts):
+    return lambda row: any(p in row["id"] for p in parts)
+
+
+# Why Sift's answer differs from vLLM's, first match wins (docs/scale-out.md, "Differential check").
+KNOWN_DIFFERENCES = [
+    (_id("none+openai/"),
+     "harmony: vLLM 0.34's render tier never selects its HarmonyParser (its gpt-oss parsers are stubs there: "
+     "every call with a parser is refused, 400/501); under tool_choice none it returns the raw harmony text "
+     "as content, which Sift reads as harmony (vLLM's serving path does too: the oracle corpus)"),
+    (_id("/closer-in-string"),
+     "a closing marker inside a JSON string argument: vLLM cuts the call there (and its streamed answer "
+     "disagrees with its whole one); Sift reads the string to its end (docs/deviations.md, markers_in_strings)"),
+    (_id("kimi_k2+kimi_k2/truncated-at-69"),
+     "a call cut after its functions.NAME: id: vLLM answers a call named functions.get_weather:; Sift drops "
+     "the unreadable call (known-disagreements-oracle-compat.txt)"),
+    (_id("gemma4+gemma4/truncated-at-34"),
+     "a call cut inside its arguments: vLLM drops the unfinished parameter's value; Sift keeps what was "
+     "written (known-disagreements-oracle-compat.txt)"),
+]
 
 
 if __name__ == "__main__":
