@@ -151,7 +151,7 @@ def start_sift(binary, models):
     sys.exit(f"sift serve did not start: {last}")
 
 
-def start_vllm(name, r, t, spec, port, trust_template=False):
+def start_vllm(name, r, t, spec, port, trust_template=False, content_format=None):
     """vLLM's render server for one pair (scripts/oracle/vllm-render.sh)."""
     d = tok_dir(spec)
     cmd = ["bash", os.path.join(ROOT, "scripts", "oracle", "vllm-render.sh"), "--name", name, "--tokenizer", d,
@@ -162,6 +162,8 @@ def start_vllm(name, r, t, spec, port, trust_template=False):
         cmd += ["--tool-call-parser", t]
     if trust_template:
         cmd += ["--trust-request-chat-template"]
+    if content_format:
+        cmd += ["--chat-template-content-format", content_format]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         return None, (out.stderr.strip().splitlines() or ["?"])[-1]
@@ -389,14 +391,14 @@ CONVERSATIONS = [
 ]
 
 
-def render_all(sift_bin, port):
+def render_all(sift_bin, port, content_format=None):
     """Every template under .assets/templates, Qwen3 tokenizer: Sift's token ids against vLLM's."""
     templates = sorted(glob.glob(os.path.join(ROOT, ".assets", "templates", "*.jinja")))
     models = {}
     for path in templates:
         models["tpl-" + os.path.basename(path)[:-6]] = path
     sift = start_sift_templates(sift_bin, models)
-    vllm, err = start_vllm("render", None, None, "qwen3", port, trust_template=True)
+    vllm, err = start_vllm("render", None, None, "qwen3", port, trust_template=True, content_format=content_format)
     if vllm is None:
         sift.proc.kill()
         sys.exit(f"vLLM's render server did not start: {err}")
@@ -466,13 +468,15 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--render", action="store_true", help="the render check instead of derender")
     ap.add_argument("--vllm-only", action="store_true", help="only collect vLLM's answers (cached)")
+    ap.add_argument("--content-format", choices=["string", "openai"],
+                    help="render: vLLM's --chat-template-content-format (default: its auto-detection)")
     ap.add_argument("--write", action="store_true", help="write the labelled cases")
     ap.add_argument("--report", default=os.path.join(CACHE, "report.jsonl"))
     a = ap.parse_args()
     os.makedirs(CACHE, exist_ok=True)
     if a.render:
-        rows = render_all(a.sift, a.port)
-        with open(os.path.join(CACHE, "render.jsonl"), "w") as f:
+        rows = render_all(a.sift, a.port, a.content_format)
+        with open(os.path.join(CACHE, f"render-{a.content_format or 'auto'}.jsonl"), "w") as f:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
         both = [r for r in rows if r["sift_status"] == 200 and r["vllm_status"] == 200]

@@ -4,7 +4,8 @@
 # differential check of the scale-out tier (scripts/scaleout-diff.py).
 #
 #   bash scripts/oracle/vllm-render.sh --name qwen3+hermes --tokenizer .assets/tokenizers/qwen3 \
-#        --reasoning-parser qwen3 --tool-call-parser hermes [--port 8392] [--trust-request-chat-template]
+#        --reasoning-parser qwen3 --tool-call-parser hermes [--port 8392] [--trust-request-chat-template] \
+#        [--chat-template-content-format string|openai]
 #
 # Prints the server's pid on its last line once /health answers (stop it with
 # kill PID). Needs the oracle venv (bash scripts/oracle/install.sh) and the
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     --reasoning-parser) args+=(--reasoning-parser "$2"); shift 2 ;;
     --tool-call-parser) args+=(--tool-call-parser "$2" --enable-auto-tool-choice); shift 2 ;;
     --trust-request-chat-template) args+=(--trust-request-chat-template); shift ;;
+    --chat-template-content-format) args+=(--chat-template-content-format "$2"); shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
