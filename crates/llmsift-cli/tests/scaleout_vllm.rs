@@ -68,7 +68,10 @@ fn tokenizer_file(spec: &Value, tmp: &Path) -> PathBuf {
             .as_array()
             .map(|a| {
                 a.iter()
-                    .map(|s| tokenizers::AddedToken::from(s.as_str().unwrap().to_string(), special).normalized(false))
+                    .map(|s| {
+                        tokenizers::AddedToken::from(s.as_str().unwrap().to_string(), special)
+                            .normalized(false)
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -86,7 +89,8 @@ fn tokenizer_file(spec: &Value, tmp: &Path) -> PathBuf {
 /// put in when it has none (derender never renders: the prompt arrives as ids).
 fn tokenizer_config(spec: &Value, tmp: &Path) -> PathBuf {
     let name = spec.as_str().or(spec["base"].as_str()).unwrap();
-    let path = llmsift_tokenizers::named_tokenizer_path(name).unwrap().with_file_name("tokenizer_config.json");
+    let path =
+        llmsift_tokenizers::named_tokenizer_path(name).unwrap().with_file_name("tokenizer_config.json");
     let mut conf: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     if conf["chat_template"].is_string() {
         return path;
@@ -107,7 +111,8 @@ fn serve(cases: &[Value], tmp: &Path) -> Proc {
     for c in cases {
         models.entry(c["model"].as_str().unwrap().to_string()).or_insert(c);
     }
-    let mut cfg = String::from("host = \"127.0.0.1\"\nport = 0\nstate_key = \"scaleout-vllm-labelled-cases\"\n");
+    let mut cfg =
+        String::from("host = \"127.0.0.1\"\nport = 0\nstate_key = \"scaleout-vllm-labelled-cases\"\n");
     for (name, c) in &models {
         let tok = tokenizer_file(&c["tokenizer"], tmp);
         let template = tokenizer_config(&c["tokenizer"], tmp);
@@ -211,7 +216,8 @@ fn fold(chunks: &[Value]) -> Value {
 
 fn derender(client: &reqwest::blocking::Client, p: &Proc, case: &Value, how: &str) -> Value {
     let (model, req, prompt) = (&case["model"], &case["chat_request"], &case["prompt_token_ids"]);
-    let out: Vec<u64> = case["output_token_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let out: Vec<u64> =
+        case["output_token_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     let rid = format!("ci-{:x}", fnv(case["id"].as_str().unwrap().as_bytes()));
     let n_prompt = prompt.as_array().unwrap().len();
     if how == "whole" {
