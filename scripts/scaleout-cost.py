@@ -5,9 +5,14 @@ output shape as ../shared/vllm-render-cpu/bench_http.py: Qwen3 reasoning +
 one Hermes call), one `sift serve --demo` process per run.
 
     python3 scripts/scaleout-cost.py [--sift target/release/sift] [--n 1000 8000 32000] [--chunk 1 4]
+    python3 scripts/scaleout-cost.py --vllm 1000x1 1000x4 8000x4     # side by side with vLLM 0.34's own
 
 Standard library only. Server CPU is read from /proc/PID/task/*/schedstat
-(ns, all threads) around each call.
+(ns, all threads) around each call. `--vllm NxCHUNK …` also runs those
+generations through vLLM 0.34.0's own render/derender server (qwen3 +
+hermes, the Qwen3 tokenizer; started per run by
+scripts/oracle/vllm-render.sh, which needs the oracle venv), with the same
+prompt and output token ids and the same request bodies.
 """
 
 import argparse
@@ -16,6 +21,9 @@ import json
 import os
 import subprocess
 import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MODEL = "qwen3-demo"
 CHAT = {
@@ -76,6 +84,26 @@ class Sift:
         self.proc.wait()
 
 
+class Vllm(Sift):
+    """vLLM 0.34.0's render/derender server for qwen3 + hermes, one process per run."""
+
+    def __init__(self, port=8393):
+        out = subprocess.run(
+            ["bash", os.path.join(ROOT, "scripts", "oracle", "vllm-render.sh"), "--name", MODEL,
+             "--tokenizer", os.path.join(ROOT, ".assets", "tokenizers", "qwen3"),
+             "--reasoning-parser", "qwen3", "--tool-call-parser", "hermes", "--port", str(port)],
+            capture_output=True, text=True)
+        if out.returncode:
+            sys.exit(f"vLLM's server did not start: {out.stderr[-500:]}")
+        self.pid = int(out.stdout.split()[-1])
+        self.proc = type("P", (), {"pid": self.pid})
+        self.http = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
+
+    def close(self):
+        os.kill(self.pid, 15)
+        time.sleep(2)
+
+
 def ids_of(sift, text):
     g, _, _ = sift.post("/v1/completions/render", {"model": MODEL, "prompt": text})
     return g[0]["token_ids"]
@@ -91,9 +119,9 @@ def output(sift, n):
     return head + prose[: n - len(head) - len(tail)] + tail
 
 
-def run(sift, n, chunk):
-    prompt = sift.post("/v1/chat/completions/render", {**CHAT, "stream": True})[0]["token_ids"]
-    out = output(sift, n)
+def run(sift, n, chunk, ids=None):
+    prompt, out = ids or (sift.post("/v1/chat/completions/render", {**CHAT, "stream": True})[0]["token_ids"],
+                          output(sift, n))
     state, per, largest, last_body = None, [], 0, 0
     parts = [out[i:i + chunk] for i in range(0, n, chunk)]
     for k, part in enumerate(parts):
@@ -106,7 +134,7 @@ def run(sift, n, chunk):
         }
         resp, cpu, sent = sift.post("/v1/chat/completions/derender", body)
         state = resp["stream_state"]
-        largest = max(largest, len(state["sift_state"]))
+        largest = max(largest, len(state.get("sift_state") or ""))
         per.append(cpu)
         last_body = sent
     state_json = len(json.dumps(state, separators=(",", ":")).encode())
@@ -125,7 +153,10 @@ def main():
     ap.add_argument("--sift", default="target/release/sift")
     ap.add_argument("--n", type=int, nargs="+", default=[1000, 8000, 32000])
     ap.add_argument("--chunk", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--vllm", nargs="*", default=[], help="NxCHUNK runs also through vLLM's own server")
     a = ap.parse_args()
+    if a.vllm:
+        return side_by_side(a)
     print("| N | chunk (tokens) | CPU per generation | first 100 chunks, µs each | last 100 chunks, µs each "
           "| largest sift_state | final stream_state | last request body | finish |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -139,6 +170,28 @@ def main():
             print(f"| {r['n']:,} | {r['chunk']} | {r['cpu_s']} s | {r['first100_us']} | {r['last100_us']} "
                   f"| {r['largest_sift_state_B']} B | {r['final_stream_state_B']} B | {r['last_request_B']:,} B "
                   f"| {r['finish']} |", flush=True)
+
+
+def side_by_side(a):
+    print("| N | chunk (tokens) | server | CPU per generation | first 100 chunks, µs each | last 100 chunks, µs each "
+          "| final stream_state | last request body |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for run_spec in a.vllm:
+        n, chunk = (int(x) for x in run_spec.split("x"))
+        sift = Sift(a.sift)
+        try:
+            ids = (sift.post("/v1/chat/completions/render", {**CHAT, "stream": True})[0]["token_ids"], output(sift, n))
+            rows = [("Sift", run(sift, n, chunk, ids))]
+        finally:
+            sift.close()
+        vllm = Vllm()
+        try:
+            rows.append(("vLLM 0.34", run(vllm, n, chunk, ids)))
+        finally:
+            vllm.close()
+        for who, r in rows:
+            print(f"| {r['n']:,} | {r['chunk']} | {who} | {r['cpu_s']} s | {r['first100_us']:,} | {r['last100_us']:,} "
+                  f"| {r['final_stream_state_B']:,} B | {r['last_request_B']:,} B |", flush=True)
 
 
 if __name__ == "__main__":

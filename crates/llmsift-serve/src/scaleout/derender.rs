@@ -149,6 +149,39 @@ fn chat_request(
     Ok(checked)
 }
 
+/// How many trailing ids of a choice ended generation and are left out of
+/// the text (0 or 1), as vLLM's derender does (`OnlineDerenderer._drop_stop_token`,
+/// the engine's detokenizer rule): with finish `stop`, the last id when it
+/// is the reported integer `stop_reason`, or, none reported, the model's
+/// end-of-sequence token (unless `ignore_eos`) or one of the request's
+/// `stop_token_ids`; kept with `include_stop_str_in_output`. It still counts
+/// as a completion token.
+fn stop_id_len(model: &Model, view: &TokenizerView, req: Option<&Value>, c: &Value, ids: &[u32]) -> usize {
+    let Some(&last) = ids.last() else { return 0 };
+    if c.get("finish_reason").and_then(Value::as_str) != Some("stop") {
+        return 0;
+    }
+    let flag = |name: &str| req.and_then(|r| r.get(name)).and_then(Value::as_bool).unwrap_or(false);
+    let stopped = match c.get("stop_reason") {
+        Some(Value::String(_)) => false,
+        Some(v) if !v.is_null() => v.as_u64() == Some(u64::from(last)),
+        _ => {
+            let eos = model
+                .templates
+                .as_ref()
+                .and_then(|t| t.select(None, false).ok())
+                .and_then(|t| t.eos_token())
+                .and_then(|e| view.token_to_id(e));
+            let listed = req
+                .and_then(|r| r.get("stop_token_ids"))
+                .and_then(Value::as_array)
+                .is_some_and(|l| l.iter().any(|v| v.as_u64() == Some(u64::from(last))));
+            (!flag("ignore_eos") && eos == Some(last)) || listed
+        }
+    };
+    usize::from(stopped && !flag("include_stop_str_in_output"))
+}
+
 /// The ids the parser sees: with `skip`, special tokens removed (as the text).
 fn kept(view: &TokenizerView, skip: bool, ids: &[u32]) -> Vec<u32> {
     ids.iter().copied().filter(|&i| !(skip && view.is_special(i))).collect()
@@ -160,10 +193,13 @@ fn chat_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let req = chat_request(&model, &view, b, true)?;
     let g = field(b, "generate_response")?;
     let skip = req.skips_special_tokens(&model.factory);
-    let mut outs = vec![];
+    let (mut outs, mut stop_ids) = (vec![], 0);
     for (i, c) in choices(g, "generate_response")?.iter().enumerate() {
         let at = format!("generate_response.choices[{i}]");
-        let ids = token_ids(c.get("token_ids"), &format!("{at}.token_ids"))?.unwrap_or_default();
+        let mut ids = token_ids(c.get("token_ids"), &format!("{at}.token_ids"))?.unwrap_or_default();
+        let stop = stop_id_len(&model, &view, b.get("chat_request"), c, &ids);
+        ids.truncate(ids.len() - stop);
+        stop_ids += stop as u64;
         let text = view.decode_with(&ids, skip);
         let reason = finish_of(c, &at)?.unwrap_or(FinishReason::Stop);
         outs.push(ChoiceProcessor::new(&model.factory, &req, &model.opts).complete(
@@ -174,8 +210,15 @@ fn chat_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
         ));
     }
     let meta = meta(&model, g, b, now());
-    Ok(serde_json::to_value(chat::response(&meta, model.opts.reasoning_field, &outs))
-        .expect("wire types serialize"))
+    let mut resp = serde_json::to_value(chat::response(&meta, model.opts.reasoning_field, &outs))
+        .expect("wire types serialize");
+    // The stop tokens left out of the text were still generated.
+    for k in ["completion_tokens", "total_tokens"] {
+        if let Some(n) = resp["usage"][k].as_u64() {
+            resp["usage"][k] = json!(n + stop_ids);
+        }
+    }
+    Ok(resp)
 }
 
 fn meta(model: &Model, g: &Map<String, Value>, b: &Map<String, Value>, created: u64) -> ResponseMeta {
@@ -202,7 +245,7 @@ fn binding(model: &Model, g: &Map<String, Value>, b: &Map<String, Value>, reques
 }
 
 /// The one choice of a generate chunk: its index, ids and finish.
-fn chunk_choice(g: &Map<String, Value>) -> Result<(u64, Vec<u32>, Option<FinishReason>), ApiError> {
+fn chunk_choice(g: &Map<String, Value>) -> Result<(u64, Vec<u32>, Option<FinishReason>, &Value), ApiError> {
     let list = choices(g, "generate_chunk")?;
     let [c] = list.as_slice() else {
         return Err(ApiError::bad_request(
@@ -212,13 +255,13 @@ fn chunk_choice(g: &Map<String, Value>) -> Result<(u64, Vec<u32>, Option<FinishR
     };
     let at = "generate_chunk.choices[0]";
     let ids = token_ids(c.get("token_ids"), &format!("{at}.token_ids"))?.unwrap_or_default();
-    Ok((c.get("index").and_then(Value::as_u64).unwrap_or(0), ids, finish_of(c, at)?))
+    Ok((c.get("index").and_then(Value::as_u64).unwrap_or(0), ids, finish_of(c, at)?, c))
 }
 
 /// vLLM's `DerenderStreamState` fields: Sift's carried token in `sift_state`.
 fn stream_state(token: String, role_sent: bool, tools_streamed: bool) -> Value {
     json!({
-        "prev_tokens": [], "prefix_offset": 0, "read_offset": 0,
+        "prev_token_ids": [], "prefix_offset": 0, "read_offset": 0,
         "role_sent": role_sent,
         "logprob_context_token_ids": [], "logprob_text_offset": 0,
         "output_token_ids": [], "output_chunk_lens": [],
@@ -270,7 +313,9 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let resumed = matches!(carry, Carried::Sift(_)) && !model.opts.vllm_one_shot;
     let req = chat_request(&model, &view, b, !resumed)?;
     let g = field(b, "generate_chunk")?;
-    let (index, ids, finish) = chunk_choice(g)?;
+    let (index, mut ids, finish, choice) = chunk_choice(g)?;
+    let stop = stop_id_len(&model, &view, b.get("chat_request"), choice, &ids);
+    ids.truncate(ids.len() - stop);
     let skip = req.skips_special_tokens(&model.factory);
     let bind = binding(&model, g, b, "chat_request");
     let key = &s.0.state_key;
@@ -329,8 +374,9 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
         chunk["choices"][0]["delta"]["role"] = json!("assistant");
     }
     if finish.is_some() && req_include_usage(b) {
-        chunk["usage"] =
-            serde_json::to_value(proc.counts().usage(meta.prompt_tokens)).expect("usage serializes");
+        let mut counts = proc.counts();
+        counts.completion_tokens += stop as u64;
+        chunk["usage"] = serde_json::to_value(counts.usage(meta.prompt_tokens)).expect("usage serializes");
     }
     let token = seal(
         key,
@@ -379,8 +425,9 @@ fn text_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
         }
         for (i, c) in self::choices(g, &format!("generate_responses[{k}]"))?.iter().enumerate() {
             let at = format!("generate_responses[{k}].choices[{i}]");
-            let ids = token_ids(c.get("token_ids"), &format!("{at}.token_ids"))?.unwrap_or_default();
+            let mut ids = token_ids(c.get("token_ids"), &format!("{at}.token_ids"))?.unwrap_or_default();
             completion += ids.len() as u64;
+            ids.truncate(ids.len() - stop_id_len(&model, &view, b.get("completion_request"), c, &ids));
             choices.push(json!({
                 "index": choices.len(), "text": view.decode_with(&ids, skip), "logprobs": null,
                 "finish_reason": finish_of(c, &at)?.map(FinishReason::as_str), "stop_reason": null,
@@ -407,7 +454,8 @@ fn skip_special(b: &Map<String, Value>) -> bool {
 fn text_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let (model, view) = model_of(s, b)?;
     let g = field(b, "generate_chunk")?;
-    let (index, ids, finish) = chunk_choice(g)?;
+    let (index, mut ids, finish, choice) = chunk_choice(g)?;
+    ids.truncate(ids.len() - stop_id_len(&model, &view, b.get("completion_request"), choice, &ids));
     let skip = skip_special(b);
     let bind = binding(&model, g, b, "completion_request");
     let key = &s.0.state_key;
