@@ -30,6 +30,7 @@ mod carry;
 mod checked;
 mod cut;
 mod envelope;
+mod frames;
 mod hold;
 mod kernel;
 mod lex;
@@ -50,7 +51,7 @@ use crate::json::JsonScanner;
 use crate::message::Delta;
 use crate::schema::Tools;
 use args::{IdGen, Params, RawJson};
-use envelope::Env;
+use frames::{Env, Hold, PyState};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -127,7 +128,7 @@ struct OpenCall {
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Engine {
     /// Not carried: the resuming side relinks its own (`crate::state`).
-    #[serde(skip, default = "crate::state::unlinked_format")]
+    #[serde(skip, default = "carry::unlinked_format")]
     fmt: Arc<Format>,
     state: StateId,
     held: String,
@@ -141,7 +142,7 @@ pub(crate) struct Engine {
     env: Option<Env>,
     /// Boxed, as the next two: most streams never use them, and a
     /// `Parser` stays within 1 KiB (`docs/benchmarks.md`).
-    py: Option<Box<pycalls::PyState>>,
+    py: Option<Box<PyState>>,
     /// The current message header (harmony).
     hdr: String,
     /// The header reached `MAX_HEADER` and was cut.
@@ -158,7 +159,7 @@ pub(crate) struct Engine {
     started: bool,
     /// Type forced on the next parameter by the transition that opens it.
     /// The open held group (see `hold.rs`).
-    hold: Option<Box<hold::Hold>>,
+    hold: Option<Box<Hold>>,
     /// A held group opened or ended: the lexer stops there.
     hold_toggled: bool,
     param_override: Option<crate::format::compiled::ParamForce>,

@@ -9,7 +9,7 @@
 //! with output of its own and no committed call is flushed as content.
 
 use super::args::RawJson;
-use super::envelope::Env;
+use super::frames::Env;
 use super::{relaxed, xmlargs, ArgsW, Engine, MAX_HEADER};
 use crate::format::compiled::{BareValues, Mode};
 use crate::format::StateId;
