@@ -7,8 +7,14 @@
 //! and the named-function form. A request then only picks one and builds a
 //! small per-request state. `parse` is literally "push everything, then
 //! finish", folded the way a client folds deltas.
+//!
+//! This module is the streaming layer. The request's entry points,
+//! [`ParserFactory::parser`] and [`ParserFactory::parse`], are defined one
+//! layer up, in `crate::whole`, which adds the held one-shot reading
+//! (`vllm_one_shot`) on top: whole.rs imports this module, never the
+//! reverse, and a held output reaches it only through `ReadWhole`.
 
-use crate::engine::{Engine, Settings};
+use crate::engine::{Engine, NoneChoice, Policy, Settings, Vllm};
 use crate::format::compiled::SwitchKey;
 use crate::format::response_template::{Stream, StreamSettings, Template, TemplateError};
 use crate::format::StateId;
@@ -100,6 +106,14 @@ pub struct Request {
     /// came from a backend that guided it to that JSON itself (a chat
     /// backend given `tool_choice`).
     pub choice_as_json: bool,
+}
+
+impl Request {
+    /// The two vLLM-compatibility flags, for [`Policy::resolve`] (the
+    /// parser's decisions are settled from them once, when it is built).
+    pub(crate) fn vllm(&self) -> Vllm {
+        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot }
+    }
 }
 
 impl Default for Request {
@@ -304,8 +318,10 @@ impl ParserFactory {
         }
     }
 
-    /// A parser for one request.
-    pub fn parser(&self, req: &Request) -> Parser {
+    /// The streaming parser of one request (the layer above, `crate::whole`,
+    /// makes the public [`ParserFactory::parser`] of it), and the pick it
+    /// was built from unless a response template parses instead.
+    pub(crate) fn stream_parser(&self, req: &Request) -> (Parser, Option<Pick>) {
         let pick = self.pick(req);
         let mut p = self.build(req, &pick, None);
         if let Some(t) = self.template_for(req) {
@@ -316,13 +332,9 @@ impl ParserFactory {
                 id_seed: req.id_seed,
             };
             p.rt = Some(Box::new(Stream::new(t, set, req.prompt.as_deref())));
-            return p;
+            return (p, None);
         }
-        if req.vllm_one_shot && pick.fmt.one_shot.is_on() {
-            // vLLM's one-shot answer depends on the whole output: held until it ends.
-            p.whole = Some(Box::new(crate::whole::Whole::new(self.clone(), req.clone(), pick)));
-        }
-        p
+        (p, Some(pick))
     }
 
     /// The compiled variant and call switches a request selects.
@@ -351,9 +363,11 @@ impl ParserFactory {
             // format) unless the request asks for vLLM's text loss.
             ToolChoice::None
                 if has_tools
-                    && req.vllm_text_loss
-                    && (self.native.strip_when_none
-                        || (self.native.calls.strip_without_tools && req.tools.is_empty())) =>
+                    && match Policy::resolve(&self.native, req.vllm()).none_choice {
+                        NoneChoice::Strip => true,
+                        NoneChoice::StripWithoutTools => req.tools.is_empty(),
+                        NoneChoice::Plain => false,
+                    } =>
             {
                 suppress = true;
                 &self.native
@@ -404,6 +418,8 @@ impl ParserFactory {
             .as_ref()
             .filter(|(k, v, _)| req.chat_template_kwargs.as_ref().and_then(|o| o.get(k)) == Some(v))
             .map(|f| f.2);
+        // Every vLLM-compatibility decision, settled here once.
+        let policy = Policy::resolve(fmt, req.vllm());
         let set = Settings {
             // `force_content` may answer with the reasoning: the engine keeps
             // it, and the filter hides what is left of it.
@@ -413,7 +429,7 @@ impl ParserFactory {
             id_seed: req.id_seed,
             named: pick.named.clone(),
             choice: pick.choice.clone(),
-            vllm_text_loss: req.vllm_text_loss,
+            policy: policy.engine,
         };
         let mut engine = Engine::new(Arc::clone(fmt), start, set);
         if let Some(p) = prime {
@@ -423,20 +439,13 @@ impl ParserFactory {
         }
         // vLLM's answer drops the text around calls into no field: Sift keeps
         // it unless the request asks for vLLM's text loss.
-        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop") && req.vllm_text_loss;
         let post = crate::post::Post::new(
-            drop_text,
+            policy.with_calls,
             fmt.recover_newlines,
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
         Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None, rt: None }
-    }
-
-    /// One-shot: push everything, finish, fold.
-    pub fn parse(&self, req: &Request, text: &str, ids: Option<&[u32]>) -> Message {
-        let mut p = self.parser(req);
-        p.parse(text, ids)
     }
 }
 
@@ -451,6 +460,48 @@ pub(crate) struct Pick {
     pub calls: bool,
 }
 
+/// The whole output of a request whose answer is decided when it ends:
+/// held here, read at the end by the layer above (`crate::whole`).
+#[derive(Debug)]
+pub(crate) struct Held {
+    pub text: String,
+    /// The token ids of every delta; `None` once a delta came without them.
+    pub ids: Option<Vec<u32>>,
+    pub reader: Box<dyn ReadWhole>,
+}
+
+/// What reads a held output at its end (`crate::whole::Whole`).
+pub(crate) trait ReadWhole: std::fmt::Debug + Send + Sync {
+    /// Parses the whole output into `out`; the limits state of the parser
+    /// that ran (what it cut).
+    fn read(&self, text: String, ids: Option<Vec<u32>>, limits: Limits, out: &mut Delta) -> LimitState;
+}
+
+impl Held {
+    pub fn new(reader: Box<dyn ReadWhole>) -> Held {
+        Held { text: String::new(), ids: Some(vec![]), reader }
+    }
+
+    fn push(&mut self, text: &str, ids: Option<&[u32]>) {
+        self.text.push_str(text);
+        match (&mut self.ids, ids) {
+            (Some(all), Some(ids)) => all.extend_from_slice(ids),
+            (all, _) => *all = None,
+        }
+    }
+
+    /// The output held so far and its ids (a carried state: `crate::state`).
+    pub fn held(&self) -> (&str, Option<&[u32]>) {
+        (&self.text, self.ids.as_deref())
+    }
+
+    /// Restores what [`Held::held`] gave on another parser of the same request.
+    pub fn restore(&mut self, text: String, ids: Option<Vec<u32>>) {
+        self.text = text;
+        self.ids = ids;
+    }
+}
+
 /// The per-request streaming parser.
 #[derive(Debug)]
 pub struct Parser {
@@ -461,8 +512,8 @@ pub struct Parser {
     /// The limits and what they cut (`limits.rs`).
     pub(crate) limits: LimitState,
     /// The whole output, held (`vllm_one_shot` for a format whose vLLM
-    /// one-shot answer depends on all of it; see `whole.rs`).
-    pub(crate) whole: Option<Box<crate::whole::Whole>>,
+    /// one-shot answer depends on all of it; read at its end by `whole.rs`).
+    pub(crate) whole: Option<Box<Held>>,
     /// The region machine of a response template, which then parses alone.
     pub(crate) rt: Option<Box<Stream>>,
 }
@@ -536,7 +587,8 @@ impl Parser {
             return;
         }
         if let Some(w) = self.whole.take() {
-            self.limits = w.finish(self.limits.limits(), out);
+            let Held { text, ids, reader } = *w;
+            self.limits = reader.read(text, ids, self.limits.limits(), out);
             return;
         }
         let mark = Self::mark(out);

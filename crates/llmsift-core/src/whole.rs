@@ -12,66 +12,78 @@
 //! its end, decides as vLLM's one-shot parser does and runs the ordinary
 //! engine once over the text it picked.
 //!
+//! This layer sits above the streaming parser (`crate::parser`): it owns
+//! the request entry points (`ParserFactory::parser`, `parse`), builds
+//! streaming parsers for the text it decides on, and is reached from a
+//! `Parser` only through the `ReadWhole` trait the parser defines.
+//!
 //! Invariants: the answer is a function of the concatenated output (the
 //! cuts never reach the engine), so streaming equals one-shot; nothing is
 //! emitted before the end; the engine, filters and limits are the ordinary
 //! ones, so every other rule holds unchanged. Memory is the output's size
 //! (the price of the setting; formats without `[one_shot]` never hold).
 
-use crate::engine::{SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::engine::{Answer, Policy, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
-use crate::message::Delta;
-use crate::parser::{Parser, ParserFactory, Pick, Request};
+use crate::message::{Delta, Message};
+use crate::parser::{Held, Parser, ParserFactory, Pick, ReadWhole, Request};
 
-/// The held output of one request.
-#[derive(Debug)]
-pub(crate) struct Whole {
-    factory: ParserFactory,
-    req: Request,
-    pick: Pick,
-    text: String,
-    /// The token ids of every delta; `None` once a delta came without them.
-    ids: Option<Vec<u32>>,
+impl ParserFactory {
+    /// A parser for one request: the streaming parser, or, for a format
+    /// whose vLLM one-shot answer depends on the whole output when the
+    /// request follows it, one that holds the output until it ends.
+    pub fn parser(&self, req: &Request) -> Parser {
+        let (mut p, pick) = self.stream_parser(req);
+        let policy = pick.as_ref().map(|pick| Policy::resolve(&pick.fmt, req.vllm()));
+        if let (Some(pick), Some(policy)) = (pick, policy.filter(|p| p.answer == Answer::Whole)) {
+            // vLLM's one-shot answer depends on the whole output: held until it ends.
+            let loss = policy.one_shot_loss;
+            let w = Whole { factory: self.clone(), req: req.clone(), pick, loss };
+            p.whole = Some(Box::new(Held::new(Box::new(w))));
+        }
+        p
+    }
+
+    /// One-shot: push everything, finish, fold.
+    pub fn parse(&self, req: &Request, text: &str, ids: Option<&[u32]>) -> Message {
+        let mut p = self.parser(req);
+        p.parse(text, ids)
+    }
 }
 
-impl Whole {
-    pub fn new(factory: ParserFactory, req: Request, pick: Pick) -> Whole {
-        let req = Request { vllm_one_shot: false, ..req };
-        Whole { factory, req, pick, text: String::new(), ids: Some(vec![]) }
-    }
+/// The reader of one request's held output.
+#[derive(Debug)]
+struct Whole {
+    factory: ParserFactory,
+    /// The request, for the streaming parsers built for the text decided
+    /// on (the factory settles their policies from it).
+    req: Request,
+    pick: Pick,
+    /// Whether the decisions that apply only with vLLM's text loss apply.
+    loss: Text,
+}
 
-    /// The output held so far and its ids (a carried state: `crate::state`).
-    pub fn held(&self) -> (&str, Option<&[u32]>) {
-        (&self.text, self.ids.as_deref())
-    }
-
-    /// Restores what [`Whole::held`] gave on another parser of the same request.
-    pub fn restore(&mut self, text: String, ids: Option<Vec<u32>>) {
-        self.text = text;
-        self.ids = ids;
-    }
-
-    pub fn push(&mut self, text: &str, ids: Option<&[u32]>) {
-        self.text.push_str(text);
-        match (&mut self.ids, ids) {
-            (Some(all), Some(ids)) => all.extend_from_slice(ids),
-            (all, _) => *all = None,
-        }
-    }
-
+impl ReadWhole for Whole {
     /// Decides, parses the text decided on into `out`, and returns the
     /// limits state of the parser that ran (what it cut).
-    pub fn finish(self, limits: Limits, out: &mut Delta) -> LimitState {
-        let Whole { factory, req, pick, mut text, mut ids } = self;
+    fn read(
+        &self,
+        mut text: String,
+        mut ids: Option<Vec<u32>>,
+        limits: Limits,
+        out: &mut Delta,
+    ) -> LimitState {
+        let Whole { factory, req, pick, loss } = self;
+        let loss = *loss == Text::Lost;
         let rules = &pick.fmt.one_shot;
-        let build = |pick: &Pick, start| factory.build(&req, pick, start).with_limits(limits);
-        let first = build(&pick, None);
+        let build = |pick: &Pick, start| factory.build(req, pick, start).with_limits(limits);
+        let first = build(pick, None);
         if rules.prompt_open_empty && first.prompt_lost() {
             // vLLM reads nothing after the message the prompt opened.
             return LimitState::new(limits);
         }
-        if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| req.vllm_text_loss) {
+        if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| loss) {
             if drop_later_blocks(&mut text, ends, opens) {
                 ids = None;
             }
@@ -109,19 +121,17 @@ impl Whole {
                 Some(alone) => (build(&alone, None), Reading::Alone(from, alone)),
                 None => return content(&text[from..], limits, out),
             }
-        } else if let Some((at, to)) =
-            rules.split.as_ref().filter(|_| req.vllm_text_loss && first.in_reasoning())
-        {
+        } else if let Some((at, to)) = rules.split.as_ref().filter(|_| loss && first.in_reasoning()) {
             match at.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min() {
                 // Everything before the first start marker reaches no field.
-                Some(end) => (build(&pick, Some(*to)), Reading::At(end, *to)),
+                Some(end) => (build(pick, Some(*to)), Reading::At(end, *to)),
                 None => (first, Reading::Whole),
             }
         } else if let Some(lone) = rules.lone_end.as_ref().filter(|_| !first.in_reasoning()) {
             match (first_in(&text, &lone.end), first_in(&text, &lone.unless)) {
                 // An end marker no start marker opened: the text before it was reasoning.
                 (Some(e), u) if u.is_none_or(|u| u > e) => {
-                    (build(&pick, Some(lone.to)), Reading::At(0, lone.to))
+                    (build(pick, Some(lone.to)), Reading::At(0, lone.to))
                 }
                 _ => (first, Reading::Whole),
             }
@@ -131,8 +141,8 @@ impl Whole {
         let from = reading.from();
         // Token ids fit only the whole text.
         let ids = ids.as_deref().filter(|_| from == 0);
-        let lossy = req.vllm_text_loss
-            && (rules.between_calls_lost || rules.strip_join.is_some() || rules.outside_lost.is_some());
+        let lossy =
+            loss && (rules.between_calls_lost || rules.strip_join.is_some() || rules.outside_lost.is_some());
         let (mut d, span) = if lossy {
             // Where content and calls interleave, and where text outside a
             // message begins: the text pushed a character at a time (the
@@ -144,8 +154,8 @@ impl Whole {
                     // next message's start marker is placed.
                     p = match &reading {
                         Reading::Alone(_, alone) => build(alone, None),
-                        Reading::At(_, st) => build(&pick, Some(*st)),
-                        Reading::Whole => build(&pick, None),
+                        Reading::At(_, st) => build(pick, Some(*st)),
+                        Reading::Whole => build(pick, None),
                     };
                     let rest = &text[from + at..];
                     let resume = first_in(rest, resume_at).unwrap_or(rest.len());
@@ -172,7 +182,7 @@ impl Whole {
             && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
                 || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
                 || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
-        if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| req.vllm_text_loss) {
+        if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
                 return LimitState::new(limits);
@@ -191,7 +201,7 @@ impl Whole {
             p = build(&plain, start);
             d = run(&mut p, &text[from..], ids);
         }
-        if let Some(remove) = rules.strip_join.as_ref().filter(|_| req.vllm_text_loss && !calls_off) {
+        if let Some(remove) = rules.strip_join.as_ref().filter(|_| loss && !calls_off) {
             let first_call = span.map(|s| s.0);
             if let Some(k) = first_call.filter(|k| d.content.is_char_boundary(*k)) {
                 d.content = strip_join(&d.content, k, remove);
