@@ -27,6 +27,7 @@
 //! escapes), never spliced raw.
 
 use crate::constraint::Constraint;
+pub use crate::gbnf_schema::lit;
 use crate::tag::{Content, Piece, StructuralTag, Tag, XmlParam};
 use serde_json::Value;
 
@@ -245,24 +246,6 @@ fn seq(pieces: &[Piece]) -> String {
     } else {
         parts.join(" ")
     }
-}
-
-/// A GBNF string literal.
-pub fn lit(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

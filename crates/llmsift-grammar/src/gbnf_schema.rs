@@ -15,7 +15,6 @@
 //! `object`, `array`, `string`, `number`, `ws`) are the grammar's tail in
 //! `gbnf.rs`.
 
-use crate::gbnf::lit;
 use serde_json::{Map, Value};
 
 /// Deeper schemas read as any JSON value.
@@ -123,6 +122,24 @@ fn push(rules: &mut Vec<String>, body: String) -> String {
     let name = format!("s{}", rules.len());
     rules.push(format!("{name} ::= {body}"));
     name
+}
+
+/// A GBNF string literal.
+pub fn lit(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
