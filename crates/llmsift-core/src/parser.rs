@@ -190,7 +190,7 @@ impl ParserFactory {
             native: Arc::new(compile(reasoning, tools)?),
             plain: Arc::new(compile(reasoning, None)?),
             alone: match (reasoning, tools) {
-                (Some(r), Some(t)) if !r.one_shot.unterminated.is_empty() => {
+                (Some(r), Some(t)) if r.vllm.one_shot.unterminated.is_some() => {
                     Some(Arc::new(compile(None, Some(t))?))
                 }
                 _ => None,
@@ -423,7 +423,7 @@ impl ParserFactory {
         }
         // vLLM's answer drops the text around calls into no field: Sift keeps
         // it unless the request asks for vLLM's text loss.
-        let drop_text = fmt.calls.text_with_calls.as_deref() == Some("drop") && req.vllm_text_loss;
+        let drop_text = fmt.calls.text_around_calls_lost && req.vllm_text_loss;
         let post = crate::post::Post::new(
             drop_text,
             fmt.recover_newlines,
