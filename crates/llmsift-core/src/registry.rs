@@ -56,11 +56,20 @@ impl Registry {
         check(&spec)?;
         let mut named = vec![(spec.name.clone(), Arc::clone(&spec))];
         for (alias, overlay) in &spec.alias {
+            if *alias == spec.name {
+                return Err(spec.bad_key("alias", alias, "an alias cannot be the file's own name"));
+            }
             let own = if overlay.is_empty() {
                 Arc::clone(&spec)
             } else {
                 let s = overlay.apply(&spec);
-                check(&s)?;
+                check(&s).map_err(|e| match e {
+                    // The overlay's start state is the one it may lack.
+                    FormatError::UnknownState { state, .. } if overlay.initial.as_ref() == Some(&state) => {
+                        spec.bad_key(&format!("alias.{alias}"), "initial", format!("unknown state {state:?}"))
+                    }
+                    e => e,
+                })?;
                 Arc::new(s)
             };
             named.push((alias.clone(), own));

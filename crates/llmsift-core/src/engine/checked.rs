@@ -191,7 +191,6 @@ mod tests {
     fn policy() -> CallRules {
         CallRules {
             validate: true,
-            defer: true,
             wrapper_keys: vec!["arguments".into()],
             alias: vec![AliasSpec {
                 from: vec!["line".into()],

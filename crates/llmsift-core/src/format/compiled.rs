@@ -326,7 +326,6 @@ pub(crate) enum Uncommitted {
 /// follows only with `vllm_text_loss`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CallRules {
-    pub defer: bool,
     pub commit_open_name: bool,
     pub drop_unfinished_marker: bool,
     pub native_required: bool,

@@ -29,7 +29,6 @@ pub(super) fn rules(tools: Option<&FormatSpec>, loss: &TextLoss) -> Result<(Call
         spec::Uncommitted::Content => Uncommitted::Content,
     };
     let rules = CallRules {
-        defer: p.defer,
         commit_open_name: p.commit_open_name,
         drop_unfinished_marker: p.drop_unfinished_marker,
         native_required: p.native_required,

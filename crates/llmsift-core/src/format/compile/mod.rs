@@ -191,10 +191,10 @@ pub(crate) fn switch_key(s: &SwitchSpec) -> Result<(SwitchKey, serde_json::Value
         (None, None, Some(i)) => SwitchKey::Init(i.clone()),
         _ => {
             return Err(FormatError::BadKey {
-                file: "format".into(),
+                file: "format file".into(),
                 table: "switch".into(),
-                key: s.state.clone(),
-                message: "a switch needs exactly one of kwarg, field, init".into(),
+                key: "kwarg".into(),
+                message: format!("the switch to {:?} needs exactly one of kwarg, field, init", s.state),
             })
         }
     };

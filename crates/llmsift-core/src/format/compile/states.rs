@@ -7,7 +7,7 @@ use super::builder::{tool_state, Builder};
 use super::checks::{check_ambiguous, needle_for, seconds_for};
 use crate::format::compiled::*;
 use crate::format::spec::{
-    BareValuesSpec, FormatSpec, KernelKind, ModeSpec, NameStyleSpec, ParamSpec, SimpleMode, Unrouted,
+    BareValuesSpec, FormatSpec, Kernel, ModeSpec, NameStyleSpec, ParamSpec, SimpleMode, Unrouted,
 };
 use crate::FormatError;
 
@@ -125,18 +125,17 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec, g: u8
             SimpleMode::RelaxedString => Mode::RelaxedStr,
             SimpleMode::Blank => Mode::Blank,
         },
-        ModeSpec::Table(t) => match t.kind {
-            KernelKind::Name => Mode::Name(match t.style {
+        ModeSpec::Table(k) => match &**k {
+            Kernel::Name(t) => Mode::Name(match t.style {
                 NameStyleSpec::Plain => NameStyle::Plain,
                 NameStyleSpec::Kimi => NameStyle::Kimi,
             }),
-            KernelKind::Args => {
-                let n = t.done.as_deref().ok_or_else(|| bad("done", "an `args` kernel needs `done`"))?;
-                let done = b.state(&spec.name, &own(n))?;
+            Kernel::Args(t) => {
+                let done = b.state(&spec.name, &own(&t.done))?;
                 handover_to_self(b, state, done, done)?;
                 Mode::Args(Some(done))
             }
-            KernelKind::Envelope => {
+            Kernel::Envelope(t) => {
                 let st = |n: &Option<String>| b.state(&spec.name, &own(n.as_deref().unwrap_or("content")));
                 let sep = match t.separator.as_deref() {
                     None => None,
@@ -158,7 +157,7 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec, g: u8
                     rest: t.rest,
                 }))
             }
-            KernelKind::Header => {
+            Kernel::Header(t) => {
                 let mut routes = vec![];
                 for r in &t.routes {
                     match b.state_index.get(&own(&r.to)) {
@@ -184,14 +183,14 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec, g: u8
                     unrouted_content: t.unrouted == Unrouted::Content,
                 }))
             }
-            KernelKind::Pythonic => {
+            Kernel::Pythonic(t) => {
                 let st = |n: &Option<String>| b.state(&spec.name, &own(n.as_deref().unwrap_or("content")));
                 let (done, fail) = (st(&t.done)?, st(&t.fail)?);
                 handover_to_self(b, state, done, fail)?;
                 Mode::Pythonic(Box::new(PyCfg { bracketed: t.bracketed, done, fail }))
             }
-            KernelKind::Relaxed => Mode::Relaxed(bare_values(t.values)),
-            KernelKind::Xml => {
+            Kernel::Relaxed(t) => Mode::Relaxed(bare_values(t.values)),
+            Kernel::Xml(t) => {
                 let prefix = t.prefix.clone().unwrap_or_default();
                 let max_depth = t.max_depth.unwrap_or(128);
                 let mixed_text = t.mixed_text.clone().unwrap_or_else(|| "$text".into());

@@ -12,10 +12,35 @@ pub(super) fn read(file: Option<&str>, text: &str) -> Result<FormatSpec, FormatE
         .map_err(|e| FormatError::Syntax { message: format!("{}: {}", origin(), located(text, &e)) })?;
     let mut spec: FormatSpec = serde_path_to_error::deserialize(de).map_err(|e| {
         let (table, key) = table_and_key(e.path());
-        FormatError::BadKey { file: origin(), table, key, message: e.inner().message().trim().to_string() }
+        let message = match moved(&table, &key) {
+            Some(now) if e.inner().message().starts_with("unknown field") => {
+                format!("no longer a key of the language: {now}")
+            }
+            _ => e.inner().message().trim().to_string(),
+        };
+        FormatError::BadKey { file: origin(), table, key, message }
     })?;
     spec.source = file.map(str::to_string);
     Ok(spec)
+}
+
+/// Where a key of the language before the `[vllm]` profile and the
+/// `[alias.NAME]` overlay went, so an old file's error says what to write.
+fn moved(table: &str, key: &str) -> Option<&'static str> {
+    Some(match (table, key) {
+        ("", "aliases") => "write `[alias.NAME]` tables",
+        ("", k) if k.starts_with("alias_") => "write the key in the alias's `[alias.NAME]` table",
+        ("", "one_shot") => "write `[vllm.one_shot]`",
+        ("", "drop_content_after_calls") => "write `[vllm.text_loss] content_after_calls`",
+        ("", "calls_kept_when_none") => "write `[vllm] parser = \"legacy\"`",
+        ("calls", "strip_when_none" | "strip_without_tools") => "write `[vllm.text_loss] calls_when_none`",
+        ("calls", "cut_lost") => "write `[vllm.text_loss] cut_call`",
+        ("calls", "cut_param_lost") => "write `[vllm.text_loss] cut_param`",
+        ("calls", "unknown_names_lost") => "write `[vllm.text_loss] unknown_names`",
+        ("calls", "text_with_calls") => "write `[vllm.text_loss] text_around_calls`",
+        ("prompt", "lost") => "write `[vllm.text_loss] prompt_open_message`",
+        _ => return None,
+    })
 }
 
 /// The file, or the format's name when the file is not known.

@@ -28,8 +28,9 @@ pub mod vllm;
 pub use alias::{AliasOverlay, CallsOverlay, VllmOverlay};
 pub use calls::{AliasSpec, CallPolicy, MarkersInStrings, Uncommitted};
 pub use states::{
-    BareValuesSpec, ForceContentSpec, KernelKind, ModeSpec, ModeTable, NameStyleSpec, ParamSpec, PromptSpec,
-    RouteSpec, SimpleMode, StateSpec, SwitchSpec, TransitionSpec, TransitionTable, Unrouted,
+    ArgsSpec, BareValuesSpec, EnvelopeSpec, ForceContentSpec, HeaderSpec, Kernel, ModeSpec, NameSpec,
+    NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, RelaxedSpec, RouteSpec, SimpleMode, StateSpec,
+    SwitchSpec, TransitionSpec, TransitionTable, Unrouted, XmlSpec,
 };
 pub use terminals::TerminalSpec;
 pub use vllm::{

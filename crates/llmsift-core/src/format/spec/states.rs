@@ -79,7 +79,7 @@ pub enum ModeSpec {
     /// `content`, `reasoning`, `drop`, `lost`, `name`, `param_name`, …
     Simple(SimpleMode),
     /// A configured kernel.
-    Table(Box<ModeTable>),
+    Table(Box<Kernel>),
 }
 
 impl<'de> Deserialize<'de> for ModeSpec {
@@ -94,31 +94,11 @@ impl<'de> Deserialize<'de> for ModeSpec {
                 SimpleMode::deserialize(de::value::StrDeserializer::<E>::new(s)).map(ModeSpec::Simple)
             }
             fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<ModeSpec, A::Error> {
-                ModeTable::deserialize(de::value::MapAccessDeserializer::new(a)).map(|t| ModeSpec::Table(Box::new(t)))
+                Kernel::deserialize(de::value::MapAccessDeserializer::new(a)).map(|t| ModeSpec::Table(Box::new(t)))
             }
         }
         d.deserialize_any(V)
     }
-}
-
-/// A kernel's kind (`kind` of a `text` table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KernelKind {
-    /// A call's name, read in a style.
-    Name,
-    /// Raw JSON arguments handing over to `done`.
-    Args,
-    /// JSON call objects (`{"name": …, "arguments": …}`).
-    Envelope,
-    /// A message header routed by what it says (harmony).
-    Header,
-    /// Python call syntax.
-    Pythonic,
-    /// Relaxed object notation (Gemma).
-    Relaxed,
-    /// Nested XML elements typed by the tool schema.
-    Xml,
 }
 
 /// How a `name` kernel reads the name text (`style`).
@@ -157,74 +137,138 @@ pub enum BareValuesSpec {
     Declared,
 }
 
-/// A configured text kernel.
+/// A configured text kernel (`text = { kind = "…", … }`), each kind with
+/// its own keys: a key another kind has is an error here.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Kernel {
+    /// A call's name, read in a style.
+    Name(NameSpec),
+    /// Raw JSON arguments; the text after the closed value of a committed
+    /// call goes to `done`.
+    Args(ArgsSpec),
+    /// JSON call objects (`{"name": …, "arguments": …}`).
+    Envelope(EnvelopeSpec),
+    /// A message header routed by what it says (harmony).
+    Header(HeaderSpec),
+    /// Python call syntax.
+    Pythonic(PythonicSpec),
+    /// Relaxed object notation (Gemma).
+    Relaxed(RelaxedSpec),
+    /// Nested XML elements typed by the tool schema (MiniMax-M3).
+    Xml(XmlSpec),
+}
+
+/// `kind = "name"`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ModeTable {
-    /// The kernel.
-    pub kind: KernelKind,
-    /// `name`: how the name text is read.
+pub struct NameSpec {
+    /// How the name text is read.
     #[serde(default)]
     pub style: NameStyleSpec,
-    /// `envelope`: keys holding the function name.
+}
+
+/// `kind = "args"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgsSpec {
+    /// The state the text after the closed value goes to.
+    pub done: String,
+}
+
+/// `kind = "envelope"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvelopeSpec {
+    /// Keys holding the function name (default `["name"]`).
     #[serde(default)]
     pub name_keys: Option<Vec<String>>,
-    /// `envelope`: keys holding the arguments.
+    /// Keys holding the arguments (default `["arguments", "parameters"]`).
     #[serde(default)]
     pub args_keys: Option<Vec<String>>,
-    /// `envelope`: the calls are items of one JSON array.
+    /// The calls are items of one JSON array.
     #[serde(default)]
     pub array: bool,
-    /// `envelope`: a byte that may separate consecutive objects (`;`).
+    /// A byte that may separate consecutive objects (`;`).
     #[serde(default)]
     pub separator: Option<String>,
-    /// `envelope`, `args`, `pythonic`: state after the object (or array) closes.
+    /// State after the object (or array) closes (default `content`).
     #[serde(default)]
     pub done: Option<String>,
-    /// `envelope`, `pythonic`: state for the rest when the text is not a call.
+    /// State for the rest when the text is not a call (default `content`).
     #[serde(default)]
     pub fail: Option<String>,
-    /// `envelope`: a call without arguments is a call with `{}` (default: not a call).
+    /// A call without arguments is a call with `{}` (default: not a call).
     #[serde(default)]
     pub empty_args: bool,
-    /// `header`: where a message goes, by what its header says (first match wins).
+    /// Objects are `{"NAME": {arguments}}` (the key is the name).
+    #[serde(default)]
+    pub keyed: bool,
+    /// Exactly one object; whatever follows it goes to `done`.
+    #[serde(default)]
+    pub single: bool,
+    /// Text after the closed envelope goes to `done` (not swallowed), so
+    /// the `done` state decides what it is.
+    #[serde(default)]
+    pub rest: bool,
+}
+
+/// `kind = "header"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderSpec {
+    /// Where a message goes, by what its header says (first match wins).
     #[serde(default)]
     pub routes: Vec<RouteSpec>,
-    /// `header`: the text that introduces a call's recipient (default `to=`).
+    /// The text that introduces a call's recipient (default `to=`).
     #[serde(default)]
     pub recipient: Option<String>,
-    /// `header`: prefixes removed from the recipient to get the function name
+    /// Prefixes removed from the recipient to get the function name
     /// (default `functions.`).
     #[serde(default)]
     pub strip: Option<Vec<String>>,
-    /// `header`: what a header that no route takes (a `route` transition
-    /// with no matching route, or the end of the output) becomes (Inkling:
-    /// text after `<|message_model|>` with no block marker is content).
+    /// What a header that no route takes (a `route` transition with no
+    /// matching route, or the end of the output) becomes (Inkling: text
+    /// after `<|message_model|>` with no block marker is content).
     #[serde(default)]
     pub unrouted: Unrouted,
-    /// `pythonic`: the calls must sit in one `[...]` list.
+}
+
+/// `kind = "pythonic"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonicSpec {
+    /// The calls must sit in one `[...]` list.
     #[serde(default)]
     pub bracketed: bool,
-    /// `envelope`: objects are `{"NAME": {arguments}}` (the key is the name).
+    /// State after the calls (default `content`).
     #[serde(default)]
-    pub keyed: bool,
-    /// `relaxed`: how bare values are read.
+    pub done: Option<String>,
+    /// State for the rest when the text is not a call (default `content`).
+    #[serde(default)]
+    pub fail: Option<String>,
+}
+
+/// `kind = "relaxed"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelaxedSpec {
+    /// How bare values are read.
     #[serde(default)]
     pub values: BareValuesSpec,
-    /// `envelope`: exactly one object; whatever follows it goes to `done`.
-    #[serde(default)]
-    pub single: bool,
-    /// `envelope`: text after the closed envelope goes to `done` (not
-    /// swallowed), so the `done` state decides what it is.
-    #[serde(default)]
-    pub rest: bool,
-    /// `xml`: the text that introduces every element tag.
+}
+
+/// `kind = "xml"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XmlSpec {
+    /// The text that introduces every element tag (1 to 64 bytes).
     #[serde(default)]
     pub prefix: Option<String>,
-    /// `xml`: the deepest element nesting accepted (default 128, at most 1024).
+    /// The deepest element nesting accepted (default 128, at most 1024).
     #[serde(default)]
     pub max_depth: Option<usize>,
-    /// `xml`: the field for text mixed with child elements (default `$text`).
+    /// The field for text mixed with child elements (default `$text`).
     #[serde(default)]
     pub mixed_text: Option<String>,
 }
