@@ -7,6 +7,12 @@
 //! and the named-function form. A request then only picks one and builds a
 //! small per-request state. `parse` is literally "push everything, then
 //! finish", folded the way a client folds deltas.
+//!
+//! This module is the streaming layer. The request's entry points,
+//! [`ParserFactory::parser`] and [`ParserFactory::parse`], are defined one
+//! layer up, in `crate::whole`, which adds the held one-shot reading
+//! (`vllm_one_shot`) on top: whole.rs imports this module, never the
+//! reverse, and a held output reaches it only through `ReadWhole`.
 
 use crate::engine::{Engine, Settings};
 use crate::format::compiled::SwitchKey;
@@ -304,8 +310,10 @@ impl ParserFactory {
         }
     }
 
-    /// A parser for one request.
-    pub fn parser(&self, req: &Request) -> Parser {
+    /// The streaming parser of one request (the layer above, `crate::whole`,
+    /// makes the public [`ParserFactory::parser`] of it), and the pick it
+    /// was built from unless a response template parses instead.
+    pub(crate) fn stream_parser(&self, req: &Request) -> (Parser, Option<Pick>) {
         let pick = self.pick(req);
         let mut p = self.build(req, &pick, None);
         if let Some(t) = self.template_for(req) {
@@ -316,13 +324,9 @@ impl ParserFactory {
                 id_seed: req.id_seed,
             };
             p.rt = Some(Box::new(Stream::new(t, set, req.prompt.as_deref())));
-            return p;
+            return (p, None);
         }
-        if req.vllm_one_shot && pick.fmt.one_shot.is_on() {
-            // vLLM's one-shot answer depends on the whole output: held until it ends.
-            p.whole = Some(Box::new(crate::whole::Whole::new(self.clone(), req.clone(), pick)));
-        }
-        p
+        (p, Some(pick))
     }
 
     /// The compiled variant and call switches a request selects.
@@ -432,12 +436,6 @@ impl ParserFactory {
         .map(Box::new);
         Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None, rt: None }
     }
-
-    /// One-shot: push everything, finish, fold.
-    pub fn parse(&self, req: &Request, text: &str, ids: Option<&[u32]>) -> Message {
-        let mut p = self.parser(req);
-        p.parse(text, ids)
-    }
 }
 
 /// What a request selected: one compiled variant and its call switches.
@@ -451,6 +449,48 @@ pub(crate) struct Pick {
     pub calls: bool,
 }
 
+/// The whole output of a request whose answer is decided when it ends:
+/// held here, read at the end by the layer above (`crate::whole`).
+#[derive(Debug)]
+pub(crate) struct Held {
+    pub text: String,
+    /// The token ids of every delta; `None` once a delta came without them.
+    pub ids: Option<Vec<u32>>,
+    pub reader: Box<dyn ReadWhole>,
+}
+
+/// What reads a held output at its end (`crate::whole::Whole`).
+pub(crate) trait ReadWhole: std::fmt::Debug + Send + Sync {
+    /// Parses the whole output into `out`; the limits state of the parser
+    /// that ran (what it cut).
+    fn read(&self, text: String, ids: Option<Vec<u32>>, limits: Limits, out: &mut Delta) -> LimitState;
+}
+
+impl Held {
+    pub fn new(reader: Box<dyn ReadWhole>) -> Held {
+        Held { text: String::new(), ids: Some(vec![]), reader }
+    }
+
+    fn push(&mut self, text: &str, ids: Option<&[u32]>) {
+        self.text.push_str(text);
+        match (&mut self.ids, ids) {
+            (Some(all), Some(ids)) => all.extend_from_slice(ids),
+            (all, _) => *all = None,
+        }
+    }
+
+    /// The output held so far and its ids (a carried state: `crate::state`).
+    pub fn held(&self) -> (&str, Option<&[u32]>) {
+        (&self.text, self.ids.as_deref())
+    }
+
+    /// Restores what [`Held::held`] gave on another parser of the same request.
+    pub fn restore(&mut self, text: String, ids: Option<Vec<u32>>) {
+        self.text = text;
+        self.ids = ids;
+    }
+}
+
 /// The per-request streaming parser.
 #[derive(Debug)]
 pub struct Parser {
@@ -461,8 +501,8 @@ pub struct Parser {
     /// The limits and what they cut (`limits.rs`).
     pub(crate) limits: LimitState,
     /// The whole output, held (`vllm_one_shot` for a format whose vLLM
-    /// one-shot answer depends on all of it; see `whole.rs`).
-    pub(crate) whole: Option<Box<crate::whole::Whole>>,
+    /// one-shot answer depends on all of it; read at its end by `whole.rs`).
+    pub(crate) whole: Option<Box<Held>>,
     /// The region machine of a response template, which then parses alone.
     pub(crate) rt: Option<Box<Stream>>,
 }
@@ -536,7 +576,8 @@ impl Parser {
             return;
         }
         if let Some(w) = self.whole.take() {
-            self.limits = w.finish(self.limits.limits(), out);
+            let Held { text, ids, reader } = *w;
+            self.limits = reader.read(text, ids, self.limits.limits(), out);
             return;
         }
         let mark = Self::mark(out);

@@ -26,7 +26,6 @@ use crate::parser::{Parser, ParserFactory, Request};
 use crate::post::Post;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::sync::{Arc, OnceLock};
 
 /// The layout of the carried value. Bump it whenever a field of a carried
 /// type (anything deriving `Serialize` under `Engine`, `Post`,
@@ -176,13 +175,4 @@ impl Fnv {
         self.bytes(&(s.len() as u64).to_le_bytes());
         self.bytes(s.as_bytes());
     }
-}
-
-/// The placeholder format of a decoded engine until [`Engine::relink`]
-/// replaces it (never parsed with: `resume` relinks before returning).
-pub(crate) fn unlinked_format() -> Arc<Format> {
-    static EMPTY: OnceLock<Arc<Format>> = OnceLock::new();
-    EMPTY
-        .get_or_init(|| Arc::new(crate::format::compile(None, None).expect("the empty format compiles")))
-        .clone()
 }

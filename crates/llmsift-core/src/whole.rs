@@ -12,6 +12,11 @@
 //! its end, decides as vLLM's one-shot parser does and runs the ordinary
 //! engine once over the text it picked.
 //!
+//! This layer sits above the streaming parser (`crate::parser`): it owns
+//! the request entry points (`ParserFactory::parser`, `parse`), builds
+//! streaming parsers for the text it decides on, and is reached from a
+//! `Parser` only through the `ReadWhole` trait the parser defines.
+//!
 //! Invariants: the answer is a function of the concatenated output (the
 //! cuts never reach the engine), so streaming equals one-shot; nothing is
 //! emitted before the end; the engine, filters and limits are the ordinary
@@ -21,49 +26,49 @@
 use crate::engine::{SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
-use crate::message::Delta;
-use crate::parser::{Parser, ParserFactory, Pick, Request};
+use crate::message::{Delta, Message};
+use crate::parser::{Held, Parser, ParserFactory, Pick, ReadWhole, Request};
 
-/// The held output of one request.
+impl ParserFactory {
+    /// A parser for one request: the streaming parser, or, for a format
+    /// whose vLLM one-shot answer depends on the whole output when the
+    /// request follows it, one that holds the output until it ends.
+    pub fn parser(&self, req: &Request) -> Parser {
+        let (mut p, pick) = self.stream_parser(req);
+        if let Some(pick) = pick.filter(|pick| req.vllm_one_shot && pick.fmt.one_shot.is_on()) {
+            // vLLM's one-shot answer depends on the whole output: held until it ends.
+            let w = Whole { factory: self.clone(), req: req.clone(), pick };
+            p.whole = Some(Box::new(Held::new(Box::new(w))));
+        }
+        p
+    }
+
+    /// One-shot: push everything, finish, fold.
+    pub fn parse(&self, req: &Request, text: &str, ids: Option<&[u32]>) -> Message {
+        let mut p = self.parser(req);
+        p.parse(text, ids)
+    }
+}
+
+/// The reader of one request's held output.
 #[derive(Debug)]
-pub(crate) struct Whole {
+struct Whole {
     factory: ParserFactory,
     req: Request,
     pick: Pick,
-    text: String,
-    /// The token ids of every delta; `None` once a delta came without them.
-    ids: Option<Vec<u32>>,
 }
 
-impl Whole {
-    pub fn new(factory: ParserFactory, req: Request, pick: Pick) -> Whole {
-        let req = Request { vllm_one_shot: false, ..req };
-        Whole { factory, req, pick, text: String::new(), ids: Some(vec![]) }
-    }
-
-    /// The output held so far and its ids (a carried state: `crate::state`).
-    pub fn held(&self) -> (&str, Option<&[u32]>) {
-        (&self.text, self.ids.as_deref())
-    }
-
-    /// Restores what [`Whole::held`] gave on another parser of the same request.
-    pub fn restore(&mut self, text: String, ids: Option<Vec<u32>>) {
-        self.text = text;
-        self.ids = ids;
-    }
-
-    pub fn push(&mut self, text: &str, ids: Option<&[u32]>) {
-        self.text.push_str(text);
-        match (&mut self.ids, ids) {
-            (Some(all), Some(ids)) => all.extend_from_slice(ids),
-            (all, _) => *all = None,
-        }
-    }
-
+impl ReadWhole for Whole {
     /// Decides, parses the text decided on into `out`, and returns the
     /// limits state of the parser that ran (what it cut).
-    pub fn finish(self, limits: Limits, out: &mut Delta) -> LimitState {
-        let Whole { factory, req, pick, mut text, mut ids } = self;
+    fn read(
+        &self,
+        mut text: String,
+        mut ids: Option<Vec<u32>>,
+        limits: Limits,
+        out: &mut Delta,
+    ) -> LimitState {
+        let Whole { factory, req, pick } = self;
         let rules = &pick.fmt.one_shot;
         let build = |pick: &Pick, start| factory.build(&req, pick, start).with_limits(limits);
         let first = build(&pick, None);

@@ -12,6 +12,7 @@
 
 use super::{ArgsW, Engine};
 use crate::format::Format;
+use std::sync::{Arc, OnceLock};
 
 impl Engine {
     /// Takes `fresh`'s format, settings and tools (a parser built for the
@@ -40,4 +41,13 @@ impl Engine {
     pub(crate) fn format(&self) -> &Format {
         &self.fmt
     }
+}
+
+/// The placeholder format of a decoded engine until [`Engine::relink`]
+/// replaces it (never parsed with: `resume` relinks before returning).
+pub(super) fn unlinked_format() -> Arc<Format> {
+    static EMPTY: OnceLock<Arc<Format>> = OnceLock::new();
+    EMPTY
+        .get_or_init(|| Arc::new(crate::format::compile(None, None).expect("the empty format compiles")))
+        .clone()
 }

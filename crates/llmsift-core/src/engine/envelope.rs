@@ -10,58 +10,11 @@
 //! `fail` state, so nothing is lost. The decision depends only on the bytes
 //! seen so far, which is what keeps streaming equal to one-shot.
 
+use super::frames::{Env, EnvPhase as Phase, Role};
 use super::{ArgsW, Engine, RawJson};
 use crate::format::compiled::{EnvelopeCfg, Mode};
 use crate::json::{JsonScanner, Scan};
 use crate::message::Delta;
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-enum Phase {
-    #[default]
-    Lead,
-    ArrLead,
-    Key,
-    InKey,
-    Colon,
-    Value,
-    NameStr,
-    ArgsVal,
-    SkipVal,
-    After,
-    ArrAfter,
-    Between,
-    Trail,
-    /// The envelope closed cleanly (the array's `]`, or an object with no
-    /// separator after it): what follows is swallowed like `Trail`, unless
-    /// the `done` state is `lost` text (vLLM drops it into no field), which
-    /// then decides whether it is content.
-    Closed,
-    /// `single`: the object closed; whatever follows goes to `done`.
-    Single,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-enum Role {
-    Name,
-    Args,
-    Skip,
-}
-
-/// Envelope parse state (lives while the engine is in an envelope state).
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Env {
-    phase: Phase,
-    in_array: bool,
-    key: String,
-    esc: bool,
-    raw_name: String,
-    name: Option<String>,
-    args_started: bool,
-    role: Option<Role>,
-    skip: JsonScanner,
-    /// The (non-array) object closed.
-    closed: bool,
-}
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')

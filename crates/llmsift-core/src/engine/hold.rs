@@ -24,34 +24,10 @@
 //! is byte-identical to the input. Decisions depend only on bytes seen, so
 //! streaming equals one-shot; memory while held is the group's text.
 
+use super::frames::{End, Hold};
 use super::{ArgsW, Engine};
 use crate::format::StateId;
 use crate::message::Delta;
-
-/// How a held group ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-enum End {
-    Open,
-    Released,
-    Failed,
-}
-
-/// An open held group.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub(super) struct Hold {
-    /// What the kernels wrote while held (the group's calls).
-    #[serde(with = "crate::message::full_delta")]
-    buf: Delta,
-    /// The group's text as written.
-    raw: String,
-    /// Where the output continues if the group fails.
-    fail_to: StateId,
-    /// The call index the group started at.
-    first_index: usize,
-    end: End,
-    /// The state that opened a bare group (`hold` on a state), if it is one.
-    opener: Option<StateId>,
-}
 
 impl Engine {
     /// Lexes `s`, sending output to the hold buffer while a group is held

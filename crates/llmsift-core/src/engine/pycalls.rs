@@ -7,34 +7,11 @@
 //! an empty `[]` — is recorded and handed back whole to the `fail` state, so
 //! it stays content. The decision depends only on the bytes seen so far.
 
+use super::frames::PyPhase as Phase;
 use super::pyvalue::{Py, PyArgs};
 use super::{ArgsW, Engine};
 use crate::format::compiled::PyCfg;
 use crate::message::Delta;
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-enum Phase {
-    #[default]
-    Lead,
-    CallStart,
-    Name,
-    ArgKey,
-    Key,
-    Eq,
-    Value,
-    AfterArg,
-    AfterCall,
-    Trail,
-}
-
-/// Pythonic parse state (lives while the engine is in a pythonic state).
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct PyState {
-    phase: Phase,
-    bracketed: bool,
-    name: String,
-    key: String,
-}
 
 enum Step {
     Took,

@@ -1,0 +1,144 @@
+//! The engine's entry points: `push` (the token-id scan, the fast path for
+//! a delta with no marker's first byte, the held tail joined to the next
+//! delta), the content prefix of the first push, and `finish` (the held
+//! tail lexed as final, queued marker ids applied, what the output's end
+//! leaves open closed or cut).
+//!
+//! Invariants: the fast path gives what `lex` would give for the same
+//! delta (it is taken only when nothing is held and no marker can start in
+//! the delta); `finish` runs once and leaves nothing held.
+
+use super::Engine;
+use crate::format::compiled::Mode;
+use crate::message::Delta;
+
+impl Engine {
+    pub fn push(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
+        if !self.started {
+            self.start(out);
+        }
+        // Ids only matter to a format bound to a vocabulary; an unbound one
+        // keeps matching markers by text.
+        if let Some(ids) = ids.filter(|_| !self.fmt.token_ids.is_empty()) {
+            self.id_mode = true;
+            {
+                for id in ids {
+                    if let Some(&t) = self.fmt.token_ids.get(id) {
+                        self.pending.push_back(t);
+                    }
+                }
+            }
+        }
+        if self.held.is_empty() && self.hold.is_none() && !self.prompt_lost {
+            // The common delta: plain text with no marker's first byte in it.
+            let st = &self.fmt.states[self.state as usize];
+            if st.then.is_none() && st.find_candidate(text.as_bytes()).is_none() {
+                match st.mode {
+                    Mode::Content if self.content_after_calls() => return,
+                    Mode::Content => {
+                        if self.next_index > 0 {
+                            self.note_text_after_call(text);
+                        }
+                        return out.push_content(text);
+                    }
+                    Mode::Reasoning if self.set.include_reasoning => {
+                        self.wrote_reasoning |= !self.priming && !text.is_empty();
+                        return out.push_reasoning(text);
+                    }
+                    // No marker can start here: the whole delta is the
+                    // kernel's (a streamed argument value, a name), as the
+                    // lexer would hand it over, without searching it twice.
+                    _ if self.mute == 0 => {
+                        let r = self.text(text, out);
+                        if !std::mem::take(&mut self.hold_toggled) && r.is_none() {
+                            return;
+                        }
+                        // The kernel switched state or a held group toggled:
+                        // the rest is lexed as `lex_run` would resume it.
+                        return self.lex(&text[r.unwrap_or(text.len())..], false, out);
+                    }
+                    _ => {}
+                }
+            }
+            self.lex(text, false, out);
+        } else {
+            let mut buf = std::mem::take(&mut self.scratch);
+            buf.clear();
+            buf.push_str(&self.held);
+            buf.push_str(text);
+            self.held.clear();
+            self.lex(&buf, false, out);
+            self.scratch = buf;
+        }
+    }
+
+    /// The first push (or the finish of an empty output) emits the format's
+    /// content prefix.
+    pub(super) fn start(&mut self, out: &mut Delta) {
+        self.started = true;
+        if let Some(p) = &self.fmt.content_prefix {
+            out.push_content(p);
+        }
+        if let Some((index, id, name)) = self.replay.take().map(|r| *r) {
+            let f = out.call_fragment(index);
+            f.id = Some(id);
+            f.name = Some(name);
+        }
+    }
+
+    pub fn finish(&mut self, out: &mut Delta) {
+        if !self.started {
+            self.start(out);
+        }
+        let held = std::mem::take(&mut self.held);
+        if self.fmt.calls.drop_unfinished_marker {
+            // The held tail is a marker the output stopped in the middle of.
+            let keep =
+                self.fmt.states[self.state as usize].find_candidate(held.as_bytes()).unwrap_or(held.len());
+            self.lex(&held[..keep], true, out);
+        } else {
+            self.lex(&held, true, out);
+        }
+        // Markers whose ids came but whose text never did.
+        while let Some(t) = self.pending.pop_front() {
+            let st = &self.fmt.states[self.state as usize];
+            if let Some(&(_, _, tr)) = st.spellings.iter().find(|s| self.fmt.canon(s.1) == t) {
+                self.apply(tr, "", out);
+            }
+        }
+        // A bare group ending where it opened, between calls, stands; any
+        // other group still held at the end never closed: it is content.
+        self.hold_release_bare();
+        self.hold_finish(out);
+        if let Mode::Header(h) = &self.fmt.states[self.state as usize].mode {
+            if h.unrouted_content {
+                // A header no route took is content: its text, not the
+                // marker that opened it.
+                out.push_content(&std::mem::take(&mut self.hdr));
+                self.hdr_raw.clear();
+            }
+        }
+        if matches!(self.fmt.states[self.state as usize].mode, Mode::Header(_)) && !self.framed {
+            // Output with no framing at all is content, as vLLM reads it,
+            // its markers as written.
+            out.push_content(&std::mem::take(&mut self.hdr_raw));
+            self.hdr.clear();
+        }
+        // Only what the end of the output cuts (not a call the held tail's
+        // markers ended) is lost under `cut_lost`.
+        self.finishing = true;
+        match self.fmt.states[self.state as usize].mode {
+            Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
+            Mode::ParamValue if self.holds_params() => self.abandon_param(),
+            Mode::ParamValue => self.close_param(out),
+            Mode::Envelope(_) => self.env_finish(out),
+            Mode::Pythonic(_) => self.py_finish(out),
+            _ => {}
+        }
+        self.end_call(out);
+        if self.cut_lost() && !self.cut_keeps_text() {
+            self.section = None;
+        }
+        self.flush_section(out);
+    }
+}
