@@ -21,7 +21,47 @@ pub(super) fn read(file: Option<&str>, text: &str) -> Result<FormatSpec, FormatE
         FormatError::BadKey { file: origin(), table, key, message }
     })?;
     spec.source = file.map(str::to_string);
+    check_kind(&spec)?;
     Ok(spec)
+}
+
+/// A `[vllm]` key only the other kind of format is read for is an error,
+/// not silently ignored: the reasoning format's profile says how the
+/// output is split and what its parser class is, the tool format's what
+/// becomes of calls.
+fn check_kind(spec: &FormatSpec) -> Result<(), FormatError> {
+    use super::{Kind, ParserClass};
+    let (t, o) = (&spec.vllm.text_loss, &spec.vllm.one_shot);
+    let reasoning_only = [
+        ("vllm", "parser", spec.vllm.parser != ParserClass::Engine),
+        ("vllm.text_loss", "prompt_open_message", t.prompt_open_message),
+        ("vllm.one_shot", "split", o.split.is_some()),
+        ("vllm.one_shot", "unterminated", o.unterminated.is_some()),
+        ("vllm.one_shot", "lone_end", o.lone_end.is_some()),
+        ("vllm.one_shot", "unfinished", o.unfinished.is_some()),
+        ("vllm.one_shot", "prompt_open_empty", o.prompt_open_empty),
+        ("vllm.one_shot", "outside_lost", o.outside_lost.is_some()),
+    ];
+    let tools_only = [
+        ("vllm.text_loss", "text_around_calls", t.text_around_calls),
+        ("vllm.text_loss", "cut_call", t.cut_call.is_some()),
+        ("vllm.text_loss", "cut_param", t.cut_param),
+        ("vllm.text_loss", "unknown_names", t.unknown_names),
+        ("vllm.text_loss", "calls_when_none", t.calls_when_none != super::NoneCalls::Keep),
+        ("vllm.one_shot", "as_content", !o.as_content.is_empty()),
+        ("vllm.one_shot", "empty_if_in_args", o.empty_if_in_args.is_some()),
+        ("vllm.one_shot", "strip_join", o.strip_join.is_some()),
+        ("vllm.one_shot", "between_calls_lost", o.between_calls_lost),
+        ("vllm.one_shot", "later_blocks_lost", o.later_blocks_lost.is_some()),
+    ];
+    let (wrong, why): (&[(&str, &str, bool)], _) = match spec.kind {
+        Kind::Reasoning => (&tools_only, "a tool format's key: a reasoning format's is never read"),
+        Kind::Tools => (&reasoning_only, "a reasoning format's key: a tool format's is never read"),
+    };
+    match wrong.iter().find(|(_, _, set)| *set) {
+        Some((table, key, _)) => Err(spec.bad_key(table, key, why)),
+        None => Ok(()),
+    }
 }
 
 /// Where a key of the language before the `[vllm]` profile and the
