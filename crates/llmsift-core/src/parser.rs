@@ -14,7 +14,7 @@
 //! (`vllm_one_shot`) on top: whole.rs imports this module, never the
 //! reverse, and a held output reaches it only through `ReadWhole`.
 
-use crate::engine::{Engine, Settings};
+use crate::engine::{Engine, NoneChoice, Policy, Settings, Vllm};
 use crate::format::compiled::SwitchKey;
 use crate::format::response_template::{Stream, StreamSettings, Template, TemplateError};
 use crate::format::StateId;
@@ -106,6 +106,14 @@ pub struct Request {
     /// came from a backend that guided it to that JSON itself (a chat
     /// backend given `tool_choice`).
     pub choice_as_json: bool,
+}
+
+impl Request {
+    /// The two vLLM-compatibility flags, for [`Policy::resolve`] (the
+    /// parser's decisions are settled from them once, when it is built).
+    pub(crate) fn vllm(&self) -> Vllm {
+        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot }
+    }
 }
 
 impl Default for Request {
@@ -355,9 +363,11 @@ impl ParserFactory {
             // format) unless the request asks for vLLM's text loss.
             ToolChoice::None
                 if has_tools
-                    && req.vllm_text_loss
-                    && (self.native.strip_when_none
-                        || (self.native.calls.strip_without_tools && req.tools.is_empty())) =>
+                    && match Policy::resolve(&self.native, req.vllm()).none_choice {
+                        NoneChoice::Strip => true,
+                        NoneChoice::StripWithoutTools => req.tools.is_empty(),
+                        NoneChoice::Plain => false,
+                    } =>
             {
                 suppress = true;
                 &self.native
@@ -408,6 +418,8 @@ impl ParserFactory {
             .as_ref()
             .filter(|(k, v, _)| req.chat_template_kwargs.as_ref().and_then(|o| o.get(k)) == Some(v))
             .map(|f| f.2);
+        // Every vLLM-compatibility decision, settled here once.
+        let policy = Policy::resolve(fmt, req.vllm());
         let set = Settings {
             // `force_content` may answer with the reasoning: the engine keeps
             // it, and the filter hides what is left of it.
@@ -417,7 +429,7 @@ impl ParserFactory {
             id_seed: req.id_seed,
             named: pick.named.clone(),
             choice: pick.choice.clone(),
-            vllm_text_loss: req.vllm_text_loss,
+            policy: policy.engine,
         };
         let mut engine = Engine::new(Arc::clone(fmt), start, set);
         if let Some(p) = prime {
@@ -427,9 +439,8 @@ impl ParserFactory {
         }
         // vLLM's answer drops the text around calls into no field: Sift keeps
         // it unless the request asks for vLLM's text loss.
-        let drop_text = fmt.calls.text_around_calls_lost && req.vllm_text_loss;
         let post = crate::post::Post::new(
-            drop_text,
+            policy.with_calls,
             fmt.recover_newlines,
             force.map(|a| (a, !req.include_reasoning)),
         )

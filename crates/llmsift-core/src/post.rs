@@ -4,7 +4,8 @@
 //! format uses none of them never goes through this module.
 //!
 //! - `text_with_calls = "drop"` (tool formats), with the request's
-//!   `vllm_text_loss`: the text around calls is dropped when the output has
+//!   `vllm_text_loss` (the parser's policy, `Text::Lost`, settled when it
+//!   is built): the text around calls is dropped when the output has
 //!   a call (vLLM's answer; by default Sift keeps it). Content is held until the output
 //!   ends or the first call appears (then the held text is discarded and
 //!   later content dropped as it comes).
@@ -21,6 +22,7 @@
 //! (never of how it was cut), so streaming still equals one-shot. Held text
 //! is released, never lost, except where an option says it is dropped.
 
+use crate::engine::Text;
 use crate::message::{Delta, Piece, ToolCallDelta};
 
 /// The filters one request runs.
@@ -56,10 +58,11 @@ impl Post {
     /// `hide_reasoning` (`include_reasoning: false`) the reasoning only ever
     /// shows as the swapped content.
     pub fn new(
-        drop_text_with_calls: bool,
+        text_with_calls: Text,
         recover_newlines: bool,
         force_content: Option<(bool, bool)>,
     ) -> Option<Post> {
+        let drop_text_with_calls = text_with_calls == Text::Lost;
         if !drop_text_with_calls && !recover_newlines && force_content.is_none() {
             return None;
         }
@@ -395,7 +398,7 @@ mod tests {
 
     #[test]
     fn force_content_swaps_only_when_content_is_blank() {
-        let mut p = Post::new(false, false, Some((false, false))).expect("filter");
+        let mut p = Post::new(Text::Kept, false, Some((false, false))).expect("filter");
         let mut out = Delta::default();
         let mut d = p.scratch();
         d.reasoning.push_str("think");
@@ -405,7 +408,7 @@ mod tests {
         p.apply(d, true, &mut out);
         assert_eq!((out.reasoning.as_str(), out.content.as_str()), ("\n", "think"));
 
-        let mut p = Post::new(false, false, Some((false, false))).expect("filter");
+        let mut p = Post::new(Text::Kept, false, Some((false, false))).expect("filter");
         let mut out = Delta::default();
         let mut d = p.scratch();
         d.reasoning.push_str("think");

@@ -23,7 +23,7 @@
 //! ones, so every other rule holds unchanged. Memory is the output's size
 //! (the price of the setting; formats without `[one_shot]` never hold).
 
-use crate::engine::{SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::engine::{Answer, Policy, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::{Delta, Message};
@@ -35,9 +35,11 @@ impl ParserFactory {
     /// request follows it, one that holds the output until it ends.
     pub fn parser(&self, req: &Request) -> Parser {
         let (mut p, pick) = self.stream_parser(req);
-        if let Some(pick) = pick.filter(|pick| req.vllm_one_shot && pick.fmt.one_shot.is_on()) {
+        let policy = pick.as_ref().map(|pick| Policy::resolve(&pick.fmt, req.vllm()));
+        if let (Some(pick), Some(policy)) = (pick, policy.filter(|p| p.answer == Answer::Whole)) {
             // vLLM's one-shot answer depends on the whole output: held until it ends.
-            let w = Whole { factory: self.clone(), req: req.clone(), pick };
+            let loss = policy.one_shot_loss;
+            let w = Whole { factory: self.clone(), req: req.clone(), pick, loss };
             p.whole = Some(Box::new(Held::new(Box::new(w))));
         }
         p
@@ -54,8 +56,12 @@ impl ParserFactory {
 #[derive(Debug)]
 struct Whole {
     factory: ParserFactory,
+    /// The request, for the streaming parsers built for the text decided
+    /// on (the factory settles their policies from it).
     req: Request,
     pick: Pick,
+    /// Whether the decisions that apply only with vLLM's text loss apply.
+    loss: Text,
 }
 
 impl ReadWhole for Whole {
@@ -68,15 +74,16 @@ impl ReadWhole for Whole {
         limits: Limits,
         out: &mut Delta,
     ) -> LimitState {
-        let Whole { factory, req, pick } = self;
+        let Whole { factory, req, pick, loss } = self;
+        let loss = *loss == Text::Lost;
         let rules = &pick.fmt.one_shot;
-        let build = |pick: &Pick, start| factory.build(&req, pick, start).with_limits(limits);
-        let first = build(&pick, None);
+        let build = |pick: &Pick, start| factory.build(req, pick, start).with_limits(limits);
+        let first = build(pick, None);
         if rules.prompt_open_empty && first.prompt_lost() {
             // vLLM reads nothing after the message the prompt opened.
             return LimitState::new(limits);
         }
-        if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| req.vllm_text_loss) {
+        if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| loss) {
             if drop_later_blocks(&mut text, ends, opens) {
                 ids = None;
             }
@@ -114,19 +121,17 @@ impl ReadWhole for Whole {
                 Some(alone) => (build(&alone, None), Reading::Alone(from, alone)),
                 None => return content(&text[from..], limits, out),
             }
-        } else if let Some((at, to)) =
-            rules.split.as_ref().filter(|_| req.vllm_text_loss && first.in_reasoning())
-        {
+        } else if let Some((at, to)) = rules.split.as_ref().filter(|_| loss && first.in_reasoning()) {
             match at.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| i + sp.len())).min() {
                 // Everything before the first start marker reaches no field.
-                Some(end) => (build(&pick, Some(*to)), Reading::At(end, *to)),
+                Some(end) => (build(pick, Some(*to)), Reading::At(end, *to)),
                 None => (first, Reading::Whole),
             }
         } else if let Some(lone) = rules.lone_end.as_ref().filter(|_| !first.in_reasoning()) {
             match (first_in(&text, &lone.end), first_in(&text, &lone.unless)) {
                 // An end marker no start marker opened: the text before it was reasoning.
                 (Some(e), u) if u.is_none_or(|u| u > e) => {
-                    (build(&pick, Some(lone.to)), Reading::At(0, lone.to))
+                    (build(pick, Some(lone.to)), Reading::At(0, lone.to))
                 }
                 _ => (first, Reading::Whole),
             }
@@ -136,8 +141,8 @@ impl ReadWhole for Whole {
         let from = reading.from();
         // Token ids fit only the whole text.
         let ids = ids.as_deref().filter(|_| from == 0);
-        let lossy = req.vllm_text_loss
-            && (rules.between_calls_lost || rules.strip_join.is_some() || rules.outside_lost.is_some());
+        let lossy =
+            loss && (rules.between_calls_lost || rules.strip_join.is_some() || rules.outside_lost.is_some());
         let (mut d, span) = if lossy {
             // Where content and calls interleave, and where text outside a
             // message begins: the text pushed a character at a time (the
@@ -149,8 +154,8 @@ impl ReadWhole for Whole {
                     // next message's start marker is placed.
                     p = match &reading {
                         Reading::Alone(_, alone) => build(alone, None),
-                        Reading::At(_, st) => build(&pick, Some(*st)),
-                        Reading::Whole => build(&pick, None),
+                        Reading::At(_, st) => build(pick, Some(*st)),
+                        Reading::Whole => build(pick, None),
                     };
                     let rest = &text[from + at..];
                     let resume = first_in(rest, resume_at).unwrap_or(rest.len());
@@ -177,7 +182,7 @@ impl ReadWhole for Whole {
             && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
                 || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
                 || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
-        if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| req.vllm_text_loss) {
+        if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
                 return LimitState::new(limits);
@@ -196,7 +201,7 @@ impl ReadWhole for Whole {
             p = build(&plain, start);
             d = run(&mut p, &text[from..], ids);
         }
-        if let Some(remove) = rules.strip_join.as_ref().filter(|_| req.vllm_text_loss && !calls_off) {
+        if let Some(remove) = rules.strip_join.as_ref().filter(|_| loss && !calls_off) {
             let first_call = span.map(|s| s.0);
             if let Some(k) = first_call.filter(|k| d.content.is_char_boundary(*k)) {
                 d.content = strip_join(&d.content, k, remove);

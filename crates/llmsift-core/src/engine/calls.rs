@@ -10,6 +10,7 @@
 //! either content, in order, or dropped as the format and the cut policy
 //! say — never both.
 
+use super::policy::UnknownNames;
 use super::{checked, unwrap, ArgsW, Engine, OpenCall};
 use crate::format::compiled::{NameStyle, Uncommitted};
 use crate::message::Delta;
@@ -73,8 +74,7 @@ impl Engine {
             }
             return;
         }
-        let known_only =
-            self.fmt.calls.known_names_only || (self.fmt.calls.unknown_names_lost && self.set.vllm_text_loss);
+        let known_only = self.set.policy.unknown_names == UnknownNames::Uncommitted;
         if known_only
             && !self.fmt.calls.validate
             && !self.set.tools.is_empty()

@@ -393,7 +393,7 @@ impl Engine {
             // is known, arguments as far as written (`vllm_text_loss`).
             // Under `begun` only once its arguments have begun (vLLM's Apertus
             // engine answers nothing for `[{"get_weather":`).
-            let begun = self.fmt.calls.cut_lost != Some(crate::format::spec::CutLost::Begun);
+            let begun = !self.cut_needs_args();
             if let Some(name) = env.filter(|e| begun || e.args_started).and_then(|e| e.name) {
                 self.commit(name, None, out);
             }

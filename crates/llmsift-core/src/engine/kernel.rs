@@ -8,6 +8,7 @@
 //! prompt bytes (`priming`) never reach a kernel that builds calls.
 
 use super::args::RawJson;
+use super::policy::Text;
 use super::{ArgsW, Engine, MAX_HEADER, SEEN_DROPPED_TEXT};
 use crate::format::compiled::Mode;
 use crate::format::StateId;
@@ -62,7 +63,7 @@ impl Engine {
                 self.record(s)
             }
             // Kept as content: vLLM's answer would put it in no field.
-            Kernel::Lost if self.set.vllm_text_loss => self.record(s),
+            Kernel::Lost if self.set.policy.lost_text == Text::Lost => self.record(s),
             Kernel::Lost => out.push_content(s),
             Kernel::Blank => {
                 if let Some(i) = self.blank_text(s) {

@@ -35,6 +35,7 @@ mod hold;
 mod kernel;
 mod lex;
 mod params;
+mod policy;
 mod prime;
 mod pycalls;
 mod pystr;
@@ -55,6 +56,9 @@ use frames::{Env, Hold, PyState};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use policy::EnginePolicy;
+pub(crate) use policy::{Answer, NoneChoice, Policy, Text, Vllm};
+
 /// Longest message header kept (harmony headers are a few dozen bytes).
 const MAX_HEADER: usize = 1024;
 
@@ -70,8 +74,9 @@ pub(crate) struct Settings {
     /// `tool_choice` named, written in the family's own format: with
     /// `known_names_only`, a call to another function is not a call.
     pub choice: Option<String>,
-    /// Follow vLLM where it drops text into no field (see `Request`).
-    pub vllm_text_loss: bool,
+    /// The request's vLLM-compatibility decisions, settled when the parser
+    /// was built (`policy.rs`).
+    pub policy: EnginePolicy,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]

@@ -8,6 +8,7 @@
 //! where the call's other argument bytes go (`with_args`).
 
 use super::args::{self, Params};
+use super::policy::ParamFlow;
 use super::{unwrap, ArgsW, Engine};
 use crate::message::Delta;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ impl Engine {
     /// Parameters are held until they close, since the end of the output may
     /// still take an open one back (`cut_param_lost` with `vllm_text_loss`).
     pub(super) fn holds_params(&self) -> bool {
-        self.set.vllm_text_loss && self.fmt.calls.cut_param_lost
+        self.set.policy.params == ParamFlow::HeldUntilClosed
     }
 
     /// The output's end cut the open parameter: its held bytes and the

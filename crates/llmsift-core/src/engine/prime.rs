@@ -19,6 +19,7 @@
 //! the prompt is held. Text from them still reaches the state's kernel (the
 //! state advances), into a discarded delta.
 
+use super::policy::Text;
 use super::Engine;
 use crate::format::compiled::Mode;
 use crate::message::Delta;
@@ -33,8 +34,7 @@ impl Engine {
         self.priming = false;
         self.started = false;
         // vLLM never reads a message the prompt opened (`[prompt] lost`).
-        self.prompt_lost = self.fmt.prompt_lost
-            && self.set.vllm_text_loss
+        self.prompt_lost = self.set.policy.prompt_open == Text::Lost
             && self.framed
             && matches!(self.fmt.states[self.state as usize].mode, Mode::Content | Mode::Reasoning);
         // The output's framing is its own: a header the prompt routed does not count.
@@ -93,9 +93,6 @@ impl Engine {
     /// Content text after an emitted call is dropped (`drop_content_after_calls`,
     /// only when the request asks for vLLM's text loss: the text is in no field).
     pub(super) fn content_after_calls(&self) -> bool {
-        self.fmt.drop_content_after_calls
-            && self.set.vllm_text_loss
-            && self.next_index > 0
-            && !self.set.suppress_calls
+        self.set.policy.after_calls == Text::Lost && self.next_index > 0 && !self.set.suppress_calls
     }
 }
