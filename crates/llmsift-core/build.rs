@@ -23,10 +23,11 @@ fn main() {
     collect(&root, &mut files);
     files.sort();
     let mut code =
-        String::from("/// Every built-in format file, compiled in.\nconst BUILTIN: &[&str] = &[\n");
+        String::from("/// Every built-in format file, compiled in: its path under `formats/`, its text.\nconst BUILTIN: &[(&str, &str)] = &[\n");
     for f in &files {
         println!("cargo:rerun-if-changed={}", f.display());
-        code.push_str(&format!("    include_str!({:?}),\n", f.display().to_string()));
+        let rel = f.strip_prefix(&root).unwrap_or(f).display().to_string().replace('\\', "/");
+        code.push_str(&format!("    ({rel:?}, include_str!({:?})),\n", f.display().to_string()));
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("out dir")).join("builtin_formats.rs");

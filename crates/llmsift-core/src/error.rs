@@ -53,12 +53,20 @@ pub enum FormatError {
         /// A state on the cycle.
         state: String,
     },
-    /// A text kind the engine does not know.
-    BadMode {
-        /// The state.
-        state: String,
-        /// What it said.
-        mode: String,
+    /// A key of a format file whose value is not one the language
+    /// accepts, or that does not fit the rest of the file (a terminal it
+    /// names is missing, a setting it needs is absent).
+    BadKey {
+        /// The file (`tools/hermes.toml`), or `format "NAME"` when the
+        /// text came without a file.
+        file: String,
+        /// The table holding the key (`calls`, `states.call.on.open`;
+        /// empty at the top level).
+        table: String,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        message: String,
     },
     /// A marker declared as a special token that the vocabulary lacks.
     MissingToken {
@@ -95,7 +103,11 @@ impl fmt::Display for FormatError {
                 crate::MAX_MARKER_LEN
             ),
             FormatError::ReprocessCycle { state } => write!(f, "reprocess transitions loop at state {state:?}"),
-            FormatError::BadMode { state, mode } => write!(f, "state {state:?}: unknown text kind {mode:?}"),
+            FormatError::BadKey { file, table, key, message } => match (table.as_str(), key.as_str()) {
+                ("", "") => write!(f, "{file}: {message}"),
+                ("", key) => write!(f, "{file}: {key}: {message}"),
+                (table, key) => write!(f, "{file}: [{table}] {key}: {message}"),
+            },
             FormatError::MissingToken { marker } => write!(f, "marker {marker:?} is not a single token of the vocabulary"),
             FormatError::UnknownParser { name } => write!(f, "unknown parser name {name:?}"),
             FormatError::WrongKind { name } => write!(f, "parser {name:?} is of the other kind"),

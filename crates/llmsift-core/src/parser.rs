@@ -204,7 +204,7 @@ impl ParserFactory {
             native: Arc::new(compile(reasoning, tools)?),
             plain: Arc::new(compile(reasoning, None)?),
             alone: match (reasoning, tools) {
-                (Some(r), Some(t)) if !r.one_shot.unterminated.is_empty() => {
+                (Some(r), Some(t)) if r.vllm.one_shot.unterminated.is_some() => {
                     Some(Arc::new(compile(None, Some(t))?))
                 }
                 _ => None,

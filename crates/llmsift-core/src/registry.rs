@@ -1,7 +1,10 @@
 //! The registry: vLLM's parser names (`--reasoning-parser`,
 //! `--tool-call-parser`) mapped to format files. The built-in files are
 //! compiled into the binary (every `formats/**/*.toml`, found by `build.rs`); more can be added at run
-//! time with [`Registry::add_toml`].
+//! time with [`Registry::add_file`] or [`Registry::add_toml`]. A file answers
+//! to its `name` and to each `[alias.NAME]`, an alias with an overlay under
+//! its own spec (the file's with the overlay applied, compiled once to
+//! check it).
 
 use crate::format::spec::Kind;
 use crate::{FormatError, FormatSpec, ParserFactory};
@@ -23,105 +26,59 @@ impl Registry {
         static R: OnceLock<Registry> = OnceLock::new();
         R.get_or_init(|| {
             let mut r = Registry::default();
-            for text in BUILTIN {
-                r.add_toml(text).expect("built-in formats are valid");
+            for (file, text) in BUILTIN {
+                r.add_file(file, text).expect("built-in formats are valid");
             }
             r
         })
     }
 
-    /// Adds a format file; it answers to its name and aliases. Validates it
-    /// by compiling it alone.
+    /// Adds a format file whose path is not known (errors name the format).
     pub fn add_toml(&mut self, text: &str) -> Result<Arc<FormatSpec>, FormatError> {
-        let spec = Arc::new(FormatSpec::from_toml(text)?);
-        match spec.kind {
-            Kind::Reasoning => crate::format::compile(Some(&spec), None)?,
-            Kind::Tools => crate::format::compile(None, Some(&spec))?,
+        self.add_spec(FormatSpec::from_toml(text)?)
+    }
+
+    /// Adds the format file `file` (its path, for errors): it answers to
+    /// its name and to each `[alias.NAME]`.
+    pub fn add_file(&mut self, file: &str, text: &str) -> Result<Arc<FormatSpec>, FormatError> {
+        self.add_spec(FormatSpec::from_file(file, text)?)
+    }
+
+    /// Registers a parsed file under its name and its aliases. The file, and
+    /// each alias whose overlay changes anything, is validated by compiling
+    /// it alone, once; a plain alias shares the file's spec.
+    fn add_spec(&mut self, spec: FormatSpec) -> Result<Arc<FormatSpec>, FormatError> {
+        let spec = Arc::new(spec);
+        let check = |s: &FormatSpec| match s.kind {
+            Kind::Reasoning => crate::format::compile(Some(s), None).map(drop),
+            Kind::Tools => crate::format::compile(None, Some(s)).map(drop),
         };
+        check(&spec)?;
+        let mut named = vec![(spec.name.clone(), Arc::clone(&spec))];
+        for (alias, overlay) in &spec.alias {
+            if *alias == spec.name {
+                return Err(spec.bad_key("alias", alias, "an alias cannot be the file's own name"));
+            }
+            let own = if overlay.is_empty() {
+                Arc::clone(&spec)
+            } else {
+                let s = overlay.apply(&spec);
+                check(&s).map_err(|e| match e {
+                    // The overlay's start state is the one it may lack.
+                    FormatError::UnknownState { state, .. } if overlay.initial.as_ref() == Some(&state) => {
+                        spec.bad_key(&format!("alias.{alias}"), "initial", format!("unknown state {state:?}"))
+                    }
+                    e => e,
+                })?;
+                Arc::new(s)
+            };
+            named.push((alias.clone(), own));
+        }
         let map = match spec.kind {
             Kind::Reasoning => &mut self.reasoning,
             Kind::Tools => &mut self.tools,
         };
-        for keep in spec.alias_keep_special_tokens.values() {
-            crate::special::KeepSpecial::parse(keep)?;
-        }
-        let keyed = [
-            ("alias_keep_special_tokens", &spec.alias_keep_special_tokens),
-            ("alias_initial", &spec.alias_initial),
-            ("alias_grammar_from", &spec.alias_grammar_from),
-        ];
-        for (key, map) in keyed {
-            if let Some(a) = map.keys().find(|a| !spec.aliases.contains(a)) {
-                return Err(FormatError::BadMode { state: key.into(), mode: a.clone() });
-            }
-        }
-        if let Some(a) = spec.alias_one_shot.keys().find(|a| !spec.aliases.contains(a)) {
-            return Err(FormatError::BadMode { state: "alias_one_shot".into(), mode: a.clone() });
-        }
-        if let Some(a) = spec.alias_cut_lost.keys().find(|a| !spec.aliases.contains(a)) {
-            return Err(FormatError::BadMode { state: "alias_cut_lost".into(), mode: a.clone() });
-        }
-        if let Some(a) = spec.alias_native_required.iter().find(|a| !spec.aliases.contains(a)) {
-            return Err(FormatError::BadMode { state: "alias_native_required".into(), mode: a.clone() });
-        }
-        if let Some(a) = spec.alias_calls_kept_when_none.iter().find(|a| !spec.aliases.contains(a)) {
-            return Err(FormatError::BadMode { state: "alias_calls_kept_when_none".into(), mode: a.clone() });
-        }
-        for n in std::iter::once(&spec.name).chain(&spec.aliases) {
-            // An alias whose vLLM class has its own rule (`skip_special_tokens`,
-            // required/named in its own format, calls under `tool_choice:
-            // none`) gets its own spec.
-            let keep = spec.alias_keep_special_tokens.get(n);
-            let native = spec.alias_native_required.contains(n);
-            let kept_calls = spec.alias_calls_kept_when_none.contains(n);
-            let cut = spec.alias_cut_lost.get(n);
-            let initial = spec.alias_initial.get(n);
-            let grammar = spec.alias_grammar_from.get(n);
-            let one_shot = spec.alias_one_shot.get(n);
-            let named = if keep.is_some()
-                || one_shot.is_some()
-                || native
-                || kept_calls
-                || cut.is_some()
-                || initial.is_some()
-                || grammar.is_some()
-            {
-                let mut s = (*spec).clone();
-                if let Some(keep) = keep {
-                    s.keep_special_tokens = Some(keep.clone());
-                }
-                if let Some(initial) = initial {
-                    s.initial = Some(initial.clone());
-                    // Validated as the file itself was: the state must exist.
-                    match s.kind {
-                        Kind::Reasoning => crate::format::compile(Some(&s), None)?,
-                        Kind::Tools => crate::format::compile(None, Some(&s))?,
-                    };
-                }
-                if let Some(grammar) = grammar {
-                    s.grammar_from = Some(grammar.clone());
-                }
-                if let Some(o) = one_shot {
-                    s.one_shot = o.clone();
-                    // Validated as the file itself was: its terminals must exist.
-                    match s.kind {
-                        Kind::Reasoning => crate::format::compile(Some(&s), None)?,
-                        Kind::Tools => crate::format::compile(None, Some(&s))?,
-                    };
-                }
-                s.calls.native_required |= native;
-                s.calls_kept_when_none |= kept_calls;
-                if let Some(cut) = cut {
-                    s.calls.cut_lost = Some(*cut);
-                    // Validated as the file itself was.
-                    crate::format::compile(None, Some(&s))?;
-                }
-                Arc::new(s)
-            } else {
-                Arc::clone(&spec)
-            };
-            map.insert(n.clone(), named);
-        }
+        map.extend(named);
         Ok(spec)
     }
 

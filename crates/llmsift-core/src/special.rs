@@ -16,8 +16,6 @@
 //! the decision. Invariant: the decision depends only on the parser pair and
 //! the request, never on the output.
 
-use crate::FormatError;
-
 /// When a parser's `adjust_request` sets `skip_special_tokens = False`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeepSpecial {
@@ -32,14 +30,14 @@ pub enum KeepSpecial {
 }
 
 impl KeepSpecial {
-    /// Reads a format file's `keep_special_tokens` value (`never`: none).
-    pub fn parse(v: &str) -> Result<Option<KeepSpecial>, FormatError> {
+    /// A format file's `keep_special_tokens` value (`never`: none).
+    pub fn from_spec(v: crate::format::spec::KeepSpecialTokens) -> Option<KeepSpecial> {
+        use crate::format::spec::KeepSpecialTokens as K;
         match v {
-            "always" => Ok(Some(KeepSpecial::Always)),
-            "with_tools" => Ok(Some(KeepSpecial::WithTools)),
-            "from_ids" => Ok(Some(KeepSpecial::FromIds)),
-            "never" => Ok(None),
-            other => Err(FormatError::BadMode { state: "keep_special_tokens".into(), mode: other.into() }),
+            K::Always => Some(KeepSpecial::Always),
+            K::WithTools => Some(KeepSpecial::WithTools),
+            K::FromIds => Some(KeepSpecial::FromIds),
+            K::Never => None,
         }
     }
 

@@ -150,12 +150,12 @@ fn new_options_are_checked_at_build_time() {
         r#"on.open = { to = "group", hold = "rest", release = true }"#,
     );
     let spec = FormatSpec::from_toml(&both).unwrap();
-    assert!(matches!(ParserFactory::new(None, Some(&spec)), Err(FormatError::BadMode { .. })));
+    assert!(matches!(ParserFactory::new(None, Some(&spec)), Err(FormatError::BadKey { .. })));
     let unheld = GROUPS
         .replace(r#"on.open = { to = "group", hold = "rest" }"#, r#"on.open = "group""#)
         .replace(r#"on.open = { to = "jgroup", hold = "rest" }"#, r#"on.open = "jgroup""#);
     let spec = FormatSpec::from_toml(&unheld).unwrap();
-    assert!(matches!(ParserFactory::new(None, Some(&spec)), Err(FormatError::BadMode { .. })));
+    assert!(matches!(ParserFactory::new(None, Some(&spec)), Err(FormatError::BadKey { .. })));
     let missing = GROUPS.replace(r#"state = "js""#, r#"state = "nowhere""#);
     let spec = FormatSpec::from_toml(&missing).unwrap();
     assert!(matches!(ParserFactory::new(None, Some(&spec)), Err(FormatError::UnknownState { .. })));

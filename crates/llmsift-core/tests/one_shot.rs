@@ -109,17 +109,19 @@ kind = "reasoning"
 a = ["<a>"]
 [states.content]
 text = "content"
-[one_shot]
-split_at = "nope"
+[vllm.one_shot]
+split = { at = "nope" }
 "#;
-    assert!(matches!(Registry::default().add_toml(bad), Err(FormatError::BadMode { .. })));
+    let e = Registry::default().add_file("reasoning/x.toml", bad).unwrap_err();
+    assert_eq!(e.to_string(), "reasoning/x.toml: [vllm.one_shot] split: no terminal `nope`");
+    // An alias's own one-shot table is checked as the file's is.
     let alias = r#"
 name = "y"
-kind = "tools"
-aliases = ["z"]
-alias_one_shot = { w = { text_after_calls = true } }
+kind = "reasoning"
+[alias.z.vllm.one_shot]
+split = { at = "nope" }
 [states.content]
 text = "content"
 "#;
-    assert!(matches!(Registry::default().add_toml(alias), Err(FormatError::BadMode { .. })));
+    assert!(matches!(Registry::default().add_toml(alias), Err(FormatError::BadKey { .. })));
 }

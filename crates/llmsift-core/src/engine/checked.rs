@@ -17,7 +17,7 @@
 //! Invariant: a pure function of the call's name and finished arguments, so
 //! it cannot depend on how the output was cut.
 
-use crate::format::spec::CallPolicy;
+use crate::format::compiled::CallRules;
 use crate::json::to_python_json;
 use crate::schema::{ParamType, Tools};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
@@ -78,7 +78,7 @@ fn truthy(v: &Value) -> bool {
 
 /// The checked call (its name, possibly an alias's target, and its
 /// arguments as JSON text), or `None` when it is not a valid call.
-pub(crate) fn check(policy: &CallPolicy, tools: &Tools, name: &str, args: &str) -> Option<(String, String)> {
+pub(crate) fn check(policy: &CallRules, tools: &Tools, name: &str, args: &str) -> Option<(String, String)> {
     let Entries(entries) = serde_json::from_str(args).ok()?;
     let schema = tools.schema(name);
     let props = schema.and_then(|s| s.get("properties")).and_then(Value::as_object);
@@ -188,10 +188,9 @@ mod tests {
         ]))
     }
 
-    fn policy() -> CallPolicy {
-        CallPolicy {
+    fn policy() -> CallRules {
+        CallRules {
             validate: true,
-            defer: true,
             wrapper_keys: vec!["arguments".into()],
             alias: vec![AliasSpec {
                 from: vec!["line".into()],
@@ -199,7 +198,7 @@ mod tests {
                 args: [("id".to_string(), vec!["line_id".to_string(), "id".to_string()])].into(),
                 set: [("on".to_string(), toml::Value::Boolean(true))].into(),
             }],
-            ..CallPolicy::default()
+            ..CallRules::default()
         }
     }
 

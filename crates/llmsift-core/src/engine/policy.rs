@@ -197,7 +197,7 @@ impl Policy {
                 prompt_open: loss(fmt.prompt_lost),
                 unknown_names,
             },
-            with_calls: loss(calls.text_with_calls.as_deref() == Some("drop")),
+            with_calls: loss(calls.text_around_calls_lost),
             none_choice,
             answer,
             one_shot_loss: loss(true),

@@ -321,6 +321,44 @@ pub(crate) enum Uncommitted {
     Content,
 }
 
+/// How calls are read (`[calls]`, compiled), with the pair's vLLM
+/// text-loss rules for calls (`[vllm.text_loss]`), which the engine
+/// follows only with `vllm_text_loss`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CallRules {
+    pub commit_open_name: bool,
+    pub drop_unfinished_marker: bool,
+    pub native_required: bool,
+    pub need_tools: bool,
+    pub verbatim_keys: bool,
+    pub verbatim_values: bool,
+    pub coerce_values: bool,
+    pub fix_arg_types: bool,
+    pub trim_values: bool,
+    pub known_names_only: bool,
+    pub nameless_args: bool,
+    pub schema_args: bool,
+    pub word_names: bool,
+    pub unique_params: bool,
+    pub markers_in_strings: crate::format::spec::MarkersInStrings,
+    pub unwrap_params: Vec<String>,
+    pub need_end: bool,
+    pub validate: bool,
+    pub wrapper_keys: Vec<String>,
+    pub alias: Vec<crate::format::spec::AliasSpec>,
+    pub union_string: bool,
+    /// `text_loss.unknown_names`.
+    pub unknown_names_lost: bool,
+    /// `text_loss.calls_when_none = "strip_without_tools"`.
+    pub strip_without_tools: bool,
+    /// `text_loss.cut_call`, as the pair's reasoning parser class reads it.
+    pub cut_lost: Option<crate::format::spec::CutLost>,
+    /// `text_loss.cut_param`.
+    pub cut_param_lost: bool,
+    /// `text_loss.text_around_calls`.
+    pub text_around_calls_lost: bool,
+}
+
 /// Where a switch reads its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SwitchKey {
@@ -351,13 +389,13 @@ pub struct Format {
     pub(crate) prompt_turns: Vec<String>,
     pub(crate) prompt_enter: Vec<(String, StateId)>,
     pub(crate) prompt_prime: bool,
-    /// `[prompt] lost`: a message the prompt opened is lost text.
+    /// `[vllm.text_loss] prompt_open_message`: a message the prompt opened is lost text.
     pub(crate) prompt_lost: bool,
     pub(crate) uncommitted: Uncommitted,
     pub(crate) strip_when_none: bool,
     pub(crate) defer_calls: bool,
     pub(crate) content_prefix: Option<String>,
-    pub(crate) calls: crate::format::spec::CallPolicy,
+    pub(crate) calls: CallRules,
     pub(crate) has_tools: bool,
     /// Special-token id → terminal, filled by [`Format::bind`].
     pub(crate) token_ids: HashMap<u32, TermId>,
@@ -377,19 +415,20 @@ pub struct Format {
     /// `force_content`: the `chat_template_kwargs` key and value that turn
     /// it on, and whether only absent (not blank) content swaps.
     pub(crate) force_content: Option<(String, serde_json::Value, bool)>,
-    /// vLLM's whole-output decisions (`[one_shot]`), followed with `vllm_one_shot`.
+    /// vLLM's whole-output decisions (`[vllm.one_shot]`), followed with `vllm_one_shot`.
     pub(crate) one_shot: OneShot,
 }
 
-/// A format's `[one_shot]` tables, compiled (see `crate::whole`).
+/// A pair's `[vllm.one_shot]` tables, compiled (see `crate::whole`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OneShot {
-    /// `split_at`'s spellings and the state `split_to` names.
+    /// `split`: `at`'s spellings and the state `to` names.
     pub split: Option<(Vec<String>, StateId)>,
-    /// The spellings of every `unterminated` terminal (empty: off).
+    /// The spellings of every `unterminated.ends` terminal (empty: off).
     pub unterminated: Vec<String>,
-    /// `unterminated_strip`'s spellings.
+    /// `unterminated.strip`'s spellings.
     pub strip: Vec<String>,
+    /// `as_content`: `text_after_calls`, `marker_in_string`, `two_calls`.
     pub text_after_calls: bool,
     pub marker_in_string: bool,
     pub single_call: bool,
@@ -398,7 +437,7 @@ pub(crate) struct OneShot {
     pub strip_join: Option<Vec<String>>,
     pub prompt_open_empty: bool,
     pub between_calls_lost: bool,
-    /// `later_blocks_lost`: the block end's and the block opener's spellings.
+    /// `later_blocks_lost`: `end`'s and `open`'s spellings.
     pub later_blocks_lost: Option<(Vec<String>, Vec<String>)>,
     /// `outside_lost`: the resuming terminal's spellings.
     pub outside_lost: Option<Vec<String>>,
@@ -406,7 +445,7 @@ pub(crate) struct OneShot {
     pub unfinished: Option<Unfinished>,
 }
 
-/// `unfinished_suffix`, compiled.
+/// `unfinished`, compiled.
 #[derive(Debug, Clone)]
 pub(crate) struct Unfinished {
     pub suffix: String,
