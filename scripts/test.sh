@@ -16,7 +16,7 @@ cargo test --workspace --doc
 # The llguidance export is an opt-in feature (heavy to build); its tests run here.
 cargo test -p llmsift-grammar --features llguidance
 # No import cycle between the source files of a crate (names each cycle, exits 1).
-python3 scripts/module-cycles.py crates/llmsift-protocol crates/llmsift-grammar crates/llmsift-core
+for c in llmsift-core llmsift-protocol llmsift-grammar; do python3 scripts/import-cycles.py crates/$c/src; done
 corpus="$repo/../shared/corpus"
 if [ -f "$corpus/vllm-tests.jsonl" ]; then
   cargo build --release -q -p llmsift-cli

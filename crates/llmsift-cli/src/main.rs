@@ -281,7 +281,8 @@ fn registry(files: &[PathBuf]) -> Result<Registry> {
     let mut r = Registry::builtin().clone();
     for f in files {
         let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        r.add_file(&f.display().to_string(), &text).with_context(|| format!("format file {}", f.display()))?;
+        r.add_file(&f.display().to_string(), &text)
+            .with_context(|| format!("format file {}", f.display()))?;
     }
     Ok(r)
 }

@@ -23,6 +23,10 @@ use crate::json::{JsonScanner, Scan, MAX_DEPTH};
 use crate::message::Delta;
 use std::fmt;
 
+/// Longest marker spelling a format may declare, in bytes: the bound on
+/// held-back text (checked when a format compiles, never per token).
+pub const MAX_MARKER_LEN: usize = 64;
+
 /// The limits one parser enforces. Every limit is on by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {

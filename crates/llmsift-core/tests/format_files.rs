@@ -131,7 +131,10 @@ on.m = { to = "content", reprocess = true }
     );
     assert!(matches!(e, FormatError::UnknownTerminal { .. }), "{e}");
     let e = err("name = \"bad\"\nkind = \"reasoning\"\n[states.content]\ntext = \"poetry\"\n");
-    assert!(matches!(&e, FormatError::BadKey { table, key, .. } if table == "states.content" && key == "text"), "{e}");
+    assert!(
+        matches!(&e, FormatError::BadKey { table, key, .. } if table == "states.content" && key == "text"),
+        "{e}"
+    );
     assert!(matches!(err("not toml ["), FormatError::Syntax { .. }));
     // A kernel that hands the rest of its text back to itself.
     let e = err(r#"

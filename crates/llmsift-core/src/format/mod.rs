@@ -6,6 +6,6 @@ pub mod response_template;
 pub mod spec;
 pub mod terminals;
 
-pub use compile::{compile, MAX_MARKER_LEN};
+pub use compile::compile;
 pub use compiled::{Format, StateId, TermId};
 pub use spec::FormatSpec;

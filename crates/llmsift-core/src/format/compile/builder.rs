@@ -4,9 +4,9 @@
 //! `content` state takes the reasoning grammar's reading of a marker unless
 //! the tool grammar's opens a call.
 
-use super::MAX_MARKER_LEN;
 use crate::format::compiled::{StateId, TermId, Terminal};
 use crate::format::spec::{FormatSpec, ModeSpec, TransitionSpec, TransitionTable};
+use crate::limits::MAX_MARKER_LEN;
 use crate::FormatError;
 use std::collections::HashMap;
 

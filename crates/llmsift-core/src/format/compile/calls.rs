@@ -9,7 +9,10 @@ use crate::FormatError;
 
 /// The call rules of a pair whose tool format is `tools` (none: the
 /// defaults, no calls).
-pub(super) fn rules(tools: Option<&FormatSpec>, loss: &TextLoss) -> Result<(CallRules, Uncommitted), FormatError> {
+pub(super) fn rules(
+    tools: Option<&FormatSpec>,
+    loss: &TextLoss,
+) -> Result<(CallRules, Uncommitted), FormatError> {
     let p = tools.map(|t| t.calls.clone()).unwrap_or_default();
     if let Some(t) = tools {
         let needs = |on: bool, what: &str, need: bool, needed: &str| {

@@ -20,9 +20,6 @@ use crate::FormatError;
 use builder::{tool_state, Builder};
 use std::collections::{BTreeMap, HashMap};
 
-/// Longest marker spelling accepted, in bytes: the bound on held-back text.
-pub const MAX_MARKER_LEN: usize = 64;
-
 /// The reasoning grammar of a pair that names none: one `content` state.
 fn content_spec() -> FormatSpec {
     let mut states = BTreeMap::new();
@@ -168,13 +165,21 @@ pub fn compile_entry(
         special: crate::special::SpecialRule { reasoning: reasoning.map(keep), tools: tools.map(keep) },
         recover_newlines: r.recover_newlines,
         force_content: r.force_content.as_ref().map(|w| {
-            (w.kwarg.clone(), serde_json::to_value(&w.equals).unwrap_or(serde_json::Value::Null), w.only_absent)
+            (
+                w.kwarg.clone(),
+                serde_json::to_value(&w.equals).unwrap_or(serde_json::Value::Null),
+                w.only_absent,
+            )
         }),
         one_shot: vllm::one_shot(&b, r, tools, &rename)?,
     };
     if f.calls.schema_args && !f.states.iter().any(|s| s.spellings.iter().any(|x| x.2.hold.is_some())) {
         let t = tools.unwrap_or(r);
-        return Err(t.bad_key("calls", "schema_args", "types held calls: the format has no `hold` transition"));
+        return Err(t.bad_key(
+            "calls",
+            "schema_args",
+            "types held calls: the format has no `hold` transition",
+        ));
     }
     checks::check_reachable(&f, &start.roots)?;
     checks::check_reprocess(&f)?;

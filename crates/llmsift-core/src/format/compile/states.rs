@@ -13,7 +13,11 @@ use crate::FormatError;
 
 /// The compiled states of `b`, in build order. `r` is the reasoning
 /// grammar (its `relaxed_values` overrides every relaxed body's).
-pub(super) fn resolve(b: &Builder, r: &FormatSpec, tools: Option<&FormatSpec>) -> Result<Vec<State>, FormatError> {
+pub(super) fn resolve(
+    b: &Builder,
+    r: &FormatSpec,
+    tools: Option<&FormatSpec>,
+) -> Result<Vec<State>, FormatError> {
     let mut states = Vec::with_capacity(b.states.len());
     for (sname, mode, trans, g) in &b.states {
         let spec = if *g == 0 { r } else { tools.unwrap_or(r) };
@@ -107,7 +111,13 @@ fn handover_to_self(b: &Builder, state: &str, done: StateId, fail: StateId) -> R
     Ok(())
 }
 
-fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec, g: u8) -> Result<Mode, FormatError> {
+fn compile_mode(
+    b: &Builder,
+    spec: &FormatSpec,
+    state: &str,
+    m: &ModeSpec,
+    g: u8,
+) -> Result<Mode, FormatError> {
     let table = format!("states.{}.text", state.trim_start_matches('~'));
     let bad = |key: &str, why: &str| spec.bad_key(&table, key, why);
     let own = |n: &str| if g == 1 { tool_state(n) } else { n.to_string() };
@@ -146,7 +156,10 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec, g: u8
                 handover_to_self(b, state, done, fail)?;
                 Mode::Envelope(Box::new(EnvelopeCfg {
                     name_keys: t.name_keys.clone().unwrap_or_else(|| vec!["name".into()]),
-                    args_keys: t.args_keys.clone().unwrap_or_else(|| vec!["arguments".into(), "parameters".into()]),
+                    args_keys: t
+                        .args_keys
+                        .clone()
+                        .unwrap_or_else(|| vec!["arguments".into(), "parameters".into()]),
                     array: t.array,
                     separator: sep,
                     done,
@@ -172,7 +185,10 @@ fn compile_mode(b: &Builder, spec: &FormatSpec, state: &str, m: &ModeSpec, g: u8
                         // A call route into a state no composed grammar defines is off.
                         None if r.call => {}
                         None => {
-                            return Err(FormatError::UnknownState { format: spec.name.clone(), state: r.to.clone() })
+                            return Err(FormatError::UnknownState {
+                                format: spec.name.clone(),
+                                state: r.to.clone(),
+                            })
                         }
                     }
                 }

@@ -91,10 +91,13 @@ pub(super) fn one_shot(
         strip_join: t.and_then(|t| t.strip_join.as_ref()).map(|s| s.remove_after.clone()),
         prompt_open_empty: o.prompt_open_empty,
         between_calls_lost: t.is_some_and(|t| t.between_calls_lost),
-        later_blocks_lost: match tools.and_then(|t| t.vllm.one_shot.later_blocks_lost.as_ref().map(|l| (t, l))) {
-            Some((t, l)) => {
-                Some((spellings(t, "later_blocks_lost", &l.end)?, spellings(t, "later_blocks_lost", &l.open)?))
-            }
+        later_blocks_lost: match tools
+            .and_then(|t| t.vllm.one_shot.later_blocks_lost.as_ref().map(|l| (t, l)))
+        {
+            Some((t, l)) => Some((
+                spellings(t, "later_blocks_lost", &l.end)?,
+                spellings(t, "later_blocks_lost", &l.open)?,
+            )),
             None => None,
         },
         outside_lost: o.outside_lost.as_deref().map(|t| spellings(r, "outside_lost", t)).transpose()?,

@@ -5,8 +5,23 @@
 use super::FormatSpec;
 use crate::FormatError;
 
+impl FormatSpec {
+    /// Parses a format file (TOML) whose origin is unknown (errors name the
+    /// format instead of a file).
+    pub fn from_toml(text: &str) -> Result<FormatSpec, crate::FormatError> {
+        read(None, text)
+    }
+
+    /// Parses the format file `file` (a path, for messages): every value is
+    /// checked here, and a bad one is an error naming `file`, the table and
+    /// the key.
+    pub fn from_file(file: &str, text: &str) -> Result<FormatSpec, crate::FormatError> {
+        read(Some(file), text)
+    }
+}
+
 /// Parses `text`; `file` names it in errors.
-pub(super) fn read(file: Option<&str>, text: &str) -> Result<FormatSpec, FormatError> {
+fn read(file: Option<&str>, text: &str) -> Result<FormatSpec, FormatError> {
     let origin = || origin(file, text);
     let de = toml::Deserializer::parse(text)
         .map_err(|e| FormatError::Syntax { message: format!("{}: {}", origin(), located(text, &e)) })?;
@@ -98,7 +113,11 @@ fn origin(file: Option<&str>, text: &str) -> String {
 /// A TOML syntax error's message with its line.
 fn located(text: &str, e: &toml::de::Error) -> String {
     match e.span() {
-        Some(s) => format!("line {}: {}", text[..s.start.min(text.len())].matches('\n').count() + 1, e.message().trim()),
+        Some(s) => format!(
+            "line {}: {}",
+            text[..s.start.min(text.len())].matches('\n').count() + 1,
+            e.message().trim()
+        ),
         None => e.message().trim().to_string(),
     }
 }

@@ -164,19 +164,6 @@ pub struct FormatSpec {
 }
 
 impl FormatSpec {
-    /// Parses a format file (TOML) whose origin is unknown (errors name the
-    /// format instead of a file).
-    pub fn from_toml(text: &str) -> Result<FormatSpec, crate::FormatError> {
-        load::read(None, text)
-    }
-
-    /// Parses the format file `file` (a path, for messages): every value is
-    /// checked here, and a bad one is an error naming `file`, the table and
-    /// the key.
-    pub fn from_file(file: &str, text: &str) -> Result<FormatSpec, crate::FormatError> {
-        load::read(Some(file), text)
-    }
-
     /// What errors call this format: its file, or `format "NAME"`.
     pub fn origin(&self) -> String {
         self.source.clone().unwrap_or_else(|| format!("format {:?}", self.name))

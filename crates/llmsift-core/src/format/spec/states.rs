@@ -94,7 +94,8 @@ impl<'de> Deserialize<'de> for ModeSpec {
                 SimpleMode::deserialize(de::value::StrDeserializer::<E>::new(s)).map(ModeSpec::Simple)
             }
             fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<ModeSpec, A::Error> {
-                Kernel::deserialize(de::value::MapAccessDeserializer::new(a)).map(|t| ModeSpec::Table(Box::new(t)))
+                Kernel::deserialize(de::value::MapAccessDeserializer::new(a))
+                    .map(|t| ModeSpec::Table(Box::new(t)))
             }
         }
         d.deserialize_any(V)
@@ -324,7 +325,8 @@ impl<'de> Deserialize<'de> for TransitionSpec {
                 Ok(TransitionSpec::To(s.to_string()))
             }
             fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<TransitionSpec, A::Error> {
-                TransitionTable::deserialize(de::value::MapAccessDeserializer::new(a)).map(TransitionSpec::Full)
+                TransitionTable::deserialize(de::value::MapAccessDeserializer::new(a))
+                    .map(TransitionSpec::Full)
             }
         }
         d.deserialize_any(V)
