@@ -86,7 +86,7 @@ pub struct Request {
     /// Reproduce vLLM's one-shot answer where it loses text that lands in no
     /// field (default false: Sift keeps the text): the content a family's
     /// vLLM parser drops after a call (`drop_content_after_calls`, `lost`
-    /// text in its format file) or around calls (`text_with_calls = "drop"`),
+    /// text in its format file) or around calls (`[vllm.text_loss] text_around_calls`),
     /// and the calls' markup under `tool_choice: "none"` where vLLM parses
     /// the calls and drops them (`strip_when_none`); `docs/deviations.md`
     /// lists the families.
@@ -95,7 +95,7 @@ pub struct Request {
     /// output and vLLM's own stream answers otherwise (default false: Sift
     /// streams as vLLM's stream does where the two agree on the text, and
     /// keeps what it streamed). For a format with such decisions (its
-    /// `[one_shot]` table: a reasoning start marker written again, reasoning
+    /// `[vllm.one_shot]` table: a reasoning start marker written again, reasoning
     /// that never ends, text after a call list, a marker inside a JSON
     /// string) the parser holds the whole output and answers at its end;
     /// other formats stream as usual. `docs/deviations.md` lists them.
@@ -143,7 +143,7 @@ pub struct ParserFactory {
     entries: Vec<(SwitchKey, Value, Arc<Format>)>,
     plain: Arc<Format>,
     /// The tool format without the reasoning grammar, for a reasoning
-    /// format whose `one_shot.unterminated` reads a whole output so.
+    /// format whose `[vllm.one_shot] unterminated` reads a whole output so.
     alone: Option<Arc<Format>>,
     required: Arc<Format>,
     named: Arc<Format>,

@@ -3,7 +3,7 @@
 //! the text at hand. Each is a format option, off by default; a parser whose
 //! format uses none of them never goes through this module.
 //!
-//! - `text_with_calls = "drop"` (tool formats), with the request's
+//! - `[vllm.text_loss] text_around_calls` (tool formats), with the request's
 //!   `vllm_text_loss` (the parser's policy, `Text::Lost`, settled when it
 //!   is built): the text around calls is dropped when the output has
 //!   a call (vLLM's answer; by default Sift keeps it). Content is held until the output

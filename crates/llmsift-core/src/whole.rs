@@ -1,5 +1,5 @@
 //! vLLM's one-shot decisions that depend on the whole output, followed when
-//! the request sets `vllm_one_shot` (a format's `[one_shot]` table).
+//! the request sets `vllm_one_shot` (a format's `[vllm.one_shot]` table).
 //!
 //! vLLM's non-streaming parsers read the finished text with `partition`,
 //! `in` and whole-text regexes, and some of their answers hang on text that
@@ -21,7 +21,7 @@
 //! cuts never reach the engine), so streaming equals one-shot; nothing is
 //! emitted before the end; the engine, filters and limits are the ordinary
 //! ones, so every other rule holds unchanged. Memory is the output's size
-//! (the price of the setting; formats without `[one_shot]` never hold).
+//! (the price of the setting; formats without `[vllm.one_shot]` never hold).
 
 use crate::engine::{Answer, Policy, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
 use crate::format::StateId;

@@ -133,7 +133,7 @@ impl Engine {
         if c.index.is_none() && c.deferred.is_some() {
             let mut c = self.call.take().expect("open call");
             let mut valid = match &c.args {
-                // Held only for `cut_lost`: whole as a streamed call would be,
+                // Held only for `[vllm.text_loss] cut_call`: whole as a streamed call would be,
                 // unless the output's end cut it before its end marker (under
                 // `content`, before its JSON arguments were whole).
                 ArgsW::Relaxed(r) if !self.fmt.defer_calls && cut_content => c.closed || r.valid(),

@@ -1,6 +1,6 @@
 //! The cut policy: what becomes of a call (or its section) that the
 //! output's end cut, when the request follows vLLM's text loss
-//! (`calls.cut_lost`), and whether calls are deferred until they end so the
+//! (`[vllm.text_loss] cut_call`), and whether calls are deferred until they end so the
 //! end can still take them back.
 //!
 //! The decisions are the request's compiled [`super::policy::CutCall`]
@@ -8,7 +8,7 @@
 //! request's flags.
 //!
 //! Invariant: every answer here is `false` unless the policy's `cut` is
-//! other than `Ended` (and, for `cut_lost`, the output is finishing), so the
+//! other than `Ended` (and, for `cut_call`, the output is finishing), so the
 //! default reading never depends on this module.
 
 use super::policy::CutCall;
@@ -17,7 +17,7 @@ use super::{Engine, OpenCall};
 impl Engine {
     /// The output's end cut a call (or its section) whose text vLLM's one-shot
     /// answer puts in no field, and the request asks for that answer
-    /// (`calls.cut_lost` with `vllm_text_loss`).
+    /// (`[vllm.text_loss] cut_call` with `vllm_text_loss`).
     pub(super) fn cut_lost(&self) -> bool {
         self.finishing && self.set.policy.cut != CutCall::Ended
     }

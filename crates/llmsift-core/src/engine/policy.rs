@@ -4,10 +4,10 @@
 //! compiled format and the two flags ([`Policy::resolve`]).
 //!
 //! `resolve` is the one place that reads the request's flags or the
-//! format's vLLM-only fields (`calls.cut_lost`, `cut_param_lost`,
-//! `unknown_names_lost`, `text_with_calls`, `strip_when_none`,
+//! format's vLLM-only fields (`[vllm.text_loss]`: `cut_call`, `cut_param`,
+//! `unknown_names`, `text_around_calls`, `calls_when_none`,
 //! `strip_without_tools`, `[prompt] lost`, `drop_content_after_calls`, the
-//! `[one_shot]` table): the engine, the parser, the one-shot layer
+//! `[vllm.one_shot]` table): the engine, the parser, the one-shot layer
 //! (`crate::whole`) and the message filters (`crate::post`) read only these
 //! enums at run time. When the format's vLLM settings change shape, this
 //! function is the one to follow.
@@ -39,7 +39,7 @@ pub(crate) enum Text {
     Lost,
 }
 
-/// What the output's end does to a call it cut (`calls.cut_lost` with
+/// What the output's end does to a call it cut (`[vllm.text_loss] cut_call` with
 /// vLLM's text loss; see `engine/cut.rs`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) enum CutCall {
@@ -112,7 +112,7 @@ pub(crate) enum NoneChoice {
 }
 
 /// Whether the parser streams or holds the whole output for vLLM's
-/// one-shot decisions (`[one_shot]`, `crate::whole`).
+/// one-shot decisions (`[vllm.one_shot]`, `crate::whole`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) enum Answer {
     /// Streamed as the output comes.
@@ -128,13 +128,13 @@ pub(crate) struct Policy {
     /// The engine's, carried in its settings.
     pub engine: EnginePolicy,
     /// The text around calls when the output has a call
-    /// (`text_with_calls = "drop"`, a filter in `crate::post`).
+    /// (`[vllm.text_loss] text_around_calls`, a filter in `crate::post`).
     pub with_calls: Text,
     /// `tool_choice: "none"`.
     pub none_choice: NoneChoice,
-    /// Streamed, or held for the `[one_shot]` decisions.
+    /// Streamed, or held for the `[vllm.one_shot]` decisions.
     pub answer: Answer,
-    /// The `[one_shot]` decisions that apply only with vLLM's text loss
+    /// The `[vllm.one_shot]` decisions that apply only with vLLM's text loss
     /// (`split_at`, `later_blocks_lost`, `between_calls_lost`, `strip_join`,
     /// `outside_lost`, `empty_if_in_args`).
     pub one_shot_loss: Text,

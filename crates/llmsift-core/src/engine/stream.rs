@@ -125,7 +125,7 @@ impl Engine {
             self.hdr.clear();
         }
         // Only what the end of the output cuts (not a call the held tail's
-        // markers ended) is lost under `cut_lost`.
+        // markers ended) is lost under `[vllm.text_loss] cut_call`.
         self.finishing = true;
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
