@@ -3,9 +3,9 @@
 //! stream (no ambiguous or unbounded markers, no unreachable states, no
 //! `reprocess` loops). Everything is validated here, never per token.
 //!
-//! One module per table: [`builder`] (`[terminals]`, `[states]` merged into
-//! one namespace), [`states`] (text kinds and transitions), [`calls`]
-//! (`[calls]`), [`vllm`] (the `[vllm]` profile), [`checks`] (safety and
+//! One module per table: `builder` (`[terminals]`, `[states]` merged into
+//! one namespace), `states` (text kinds and transitions), `calls`
+//! (`[calls]`), `vllm` (the `[vllm]` profile), `checks` (safety and
 //! the lexer's needles); this module composes them and the start state.
 
 mod builder;

@@ -15,7 +15,7 @@
 //! the tool format's `content` state is merged into the reasoning format's.
 //!
 //! Invariant: every value kind is an enum checked when the file is read
-//! ([`load`]); a bad value is a [`crate::FormatError::BadKey`] naming the
+//! (`load`); a bad value is a [`crate::FormatError::BadKey`] naming the
 //! file, the table and the key. See docs/format-language.md.
 
 pub mod alias;
