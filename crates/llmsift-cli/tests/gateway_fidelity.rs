@@ -510,21 +510,7 @@ fn logprobs_asked_routed_and_hidden_with_reasoning() {
         }
     }
     // Every answer parses with the openai SDK's own types.
-    let py = Command::new("bash").arg("scripts/py-env.sh").current_dir(ROOT).output().unwrap();
-    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
-    let python = String::from_utf8(py.stdout).unwrap().lines().last().unwrap().to_string();
-    let m = dir.path().join("manifest.jsonl");
-    std::fs::write(&m, &manifest).unwrap();
-    let out = Command::new(python)
-        .arg("scripts/sdk-validate.py")
-        .arg("--manifest")
-        .arg(&m)
-        .current_dir(ROOT)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(report.contains(&format!("{} documents, 0 with failures", manifest.lines().count())), "{report}");
+    sdk_validate(dir.path(), &manifest);
 }
 
 /// The Responses API's place for logprobs: the answer tokens' entries on the
@@ -620,21 +606,7 @@ fn responses_logprobs_on_the_answer_text() {
             }
         }
     }
-    let py = Command::new("bash").arg("scripts/py-env.sh").current_dir(ROOT).output().unwrap();
-    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
-    let python = String::from_utf8(py.stdout).unwrap().lines().last().unwrap().to_string();
-    let m = dir.path().join("manifest.jsonl");
-    std::fs::write(&m, &manifest).unwrap();
-    let out = Command::new(python)
-        .arg("scripts/sdk-validate.py")
-        .arg("--manifest")
-        .arg(&m)
-        .current_dir(ROOT)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(report.contains(&format!("{} documents, 0 with failures", manifest.lines().count())), "{report}");
+    sdk_validate(dir.path(), &manifest);
     // Out of the API's range: a 400 naming the field.
     let (status, text) =
         s.ask_at("/v1/responses", &json!({"model": "completions", "input": "hi", "top_logprobs": 21}));
@@ -789,4 +761,23 @@ fn render_carries_the_constraint_in_sampling_params() {
         schema::check("chat_render.response", &v);
         assert_eq!(at(&v["sampling_params"], path), want, "{patch}: {path} in {text}");
     }
+}
+
+/// Every answer of `manifest` (written into `dir`) parses with the SDKs' own types.
+fn sdk_validate(dir: &std::path::Path, manifest: &str) {
+    let py = Command::new("bash").arg("scripts/py-env.sh").current_dir(ROOT).output().unwrap();
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let python = String::from_utf8(py.stdout).unwrap().lines().last().unwrap().to_string();
+    let m = dir.join("manifest.jsonl");
+    std::fs::write(&m, manifest).unwrap();
+    let out = Command::new(python)
+        .arg("scripts/sdk-validate.py")
+        .arg("--manifest")
+        .arg(&m)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(report.contains(&format!("{} documents, 0 with failures", manifest.lines().count())), "{report}");
 }
