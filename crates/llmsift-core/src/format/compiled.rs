@@ -225,7 +225,7 @@ pub(crate) struct State {
 
 impl State {
     /// Offset of the first byte in `hay` that may start an active spelling.
-    #[inline]
+    #[inline(always)]
     pub fn find_candidate(&self, hay: &[u8]) -> Option<usize> {
         if hay.len() < 16 {
             return match &self.needle {
