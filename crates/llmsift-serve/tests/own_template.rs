@@ -99,6 +99,7 @@ async fn a_models_own_template_is_served_when_no_parser_is_named() {
 fn a_refused_template_stops_the_start_with_the_reason() {
     let mut t = qwen3_template();
     t["fields"]["answer"] = json!({"open": "<a>"});
-    let err = Models::build(&config(model_dir("refused", t))).err().expect("refused").to_string();
+    let Err(err) = Models::build(&config(model_dir("refused", t))) else { panic!("the template is refused") };
+    let err = err.to_string();
     assert!(err.contains("field 'answer' has no place in a chat message"), "{err}");
 }
