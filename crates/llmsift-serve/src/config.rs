@@ -246,3 +246,24 @@ impl ModelConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llamacpp_guided_fields_only_on_a_chat_backend() {
+        let model = |backend, guided_fields| ModelConfig {
+            backend: Some(backend),
+            backend_url: Some("http://127.0.0.1:9".into()),
+            guided_fields,
+            ..ModelConfig::default()
+        };
+        let config = |m| Config { models: vec![m], ..Config::default() };
+        assert!(config(model(BackendKind::Chat, GuidedFields::Llamacpp)).validate().is_ok());
+        for kind in [BackendKind::Completions, BackendKind::Llamacpp, BackendKind::Generate] {
+            let e = config(model(kind, GuidedFields::Llamacpp)).validate().unwrap_err();
+            assert!(e.to_string().contains("guided_fields"), "{kind:?}: {e}");
+        }
+    }
+}

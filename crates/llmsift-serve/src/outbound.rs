@@ -335,7 +335,11 @@ fn constrain(
     if model.kind == BackendKind::Chat {
         // The backend's own OpenAI API constrains; its JSON answer is read
         // back as vLLM's (`Options::choice_as_json`).
+        // llama.cpp's own guided calls are not asked for: its forced-call
+        // grammar lets any text come first, and the answer is read in the
+        // family's syntax (see `chat_llamacpp`).
         let choice = match &req.tool_choice {
+            _ if model.guided == GuidedFields::Llamacpp => None,
             ToolChoiceMode::Required | ToolChoiceMode::Named(_) => body.get("tool_choice").cloned(),
             _ => None,
         };
