@@ -674,9 +674,11 @@ fn sample(field: &str) -> Value {
 
 /// Keys the gateway writes to a backend body itself (so a gateway field's
 /// name may be there without having been forwarded).
-const OWN_KEYS: [&str; 13] = [
+const OWN_KEYS: [&str; 14] = [
     "model",
     "stream",
+    // A chat backend is asked for its usage (whatever the client asked).
+    "stream_options",
     "n",
     "max_tokens",
     "messages",
