@@ -274,3 +274,73 @@ impl Reader {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reader(kind: BackendKind, n: u32) -> Reader {
+        Reader {
+            kind,
+            calls: None,
+            frames: Frames::default(),
+            queue: VecDeque::new(),
+            n,
+            finished: HashSet::new(),
+            complete: false,
+            closed: false,
+            usage: None,
+            held: None,
+        }
+    }
+
+    /// The chunks of `frames` (SSE data), read in one piece, then the stream's end.
+    fn read(kind: BackendKind, n: u32, frames: &[&str]) -> Vec<Chunk> {
+        let mut r = reader(kind, n);
+        let bytes: String = frames.iter().map(|f| format!("data: {f}\n\n")).collect();
+        r.read(bytes.as_bytes(), Instant::now());
+        if r.complete {
+            r.release();
+        }
+        r.queue.into_iter().map(|c| c.expect("no error")).collect()
+    }
+
+    const FIRST: &str = r#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}"#;
+    const LAST: &str = r#"{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}"#;
+    const USAGE: &str =
+        r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}"#;
+
+    /// A chat backend's usage rides on the chunk that finishes the last
+    /// choice, whether its frame comes after the finish (vLLM, llama.cpp) or
+    /// with it; without one, the last chunk comes at `[DONE]` or the end, as it was.
+    #[test]
+    fn the_last_chunk_carries_the_usage() {
+        let want = Some(Usage { prompt_tokens: 7, completion_tokens: 2, reasoning_tokens: None });
+        let with_finish = r#"{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":2}}"#;
+        for frames in
+            [vec![FIRST, LAST, USAGE, "[DONE]"], vec![FIRST, with_finish, "[DONE]"], vec![FIRST, LAST, USAGE]]
+        {
+            let got = read(BackendKind::Chat, 1, &frames);
+            let texts: Vec<&str> = got.iter().map(|c| c.text.as_str()).collect();
+            assert_eq!(texts, ["a", "b"], "{frames:?}");
+            assert_eq!((got[0].usage, got[1].usage), (None, want), "{frames:?}");
+            assert!(got[1].finish.is_some());
+        }
+        for frames in [vec![FIRST, LAST, "[DONE]"], vec![FIRST, LAST]] {
+            let got = read(BackendKind::Chat, 1, &frames);
+            assert_eq!(got.len(), 2, "{frames:?}");
+            assert_eq!(got[1].usage, None);
+        }
+        // Two choices: only the chunk that finishes both carries it.
+        let other = r#"{"choices":[{"index":1,"delta":{"content":"c"},"finish_reason":"length"}]}"#;
+        let got = read(BackendKind::Chat, 2, &[LAST, other, USAGE, "[DONE]"]);
+        assert_eq!(got.iter().map(|c| c.usage).collect::<Vec<_>>(), [None, want]);
+        // Other wires have no usage to wait for: the finish is queued at once.
+        let mut r = reader(BackendKind::Completions, 1);
+        r.read(
+            b"data: {\"choices\":[{\"index\":0,\"text\":\"b\",\"finish_reason\":\"stop\"}]}\n\n",
+            Instant::now(),
+        );
+        assert_eq!(r.queue.len(), 1);
+    }
+}
