@@ -11,7 +11,14 @@
 # `sift serve` (`qwen3` reasoning, `hermes` tools):
 #   gemma3-llamacpp  --backend llamacpp (`/completion`, token ids), the
 #                    reasoning forced into the grammar (grammar_reasoning_chars)
-#   gemma3-chat      --backend chat (`/v1/chat/completions`)
+#   gemma3-chat      --backend chat (`/v1/chat/completions`), Sift's own
+#                    constraint sent as llama.cpp takes it (guided_fields =
+#                    "llamacpp", the reasoning forced the same way)
+# llama-server gets `--reasoning on` (`enable_thinking: true` for the
+# template unless a request says otherwise): its template probe does not
+# see this template's thinking switch, so without it llama.cpp renders
+# every prompt with reasoning closed, unlike the template's own default
+# (and Sift's rendering).
 # scripts/live/drive.py drives them with the `openai` SDK through a
 # recording proxy (what Sift sent, llama.cpp's own counts and timings) and
 # writes the transcript to $CACHE/live-transcript.json (docs/serve.md,
@@ -44,7 +51,7 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 "$SERVER" -m "$MODEL" --host 127.0.0.1 --port 18091 -c 4096 --jinja --chat-template-file "$TEMPLATE" \
-  --reasoning-format none >"$CACHE/llama-live.log" 2>&1 &
+  --reasoning-format none --reasoning on >"$CACHE/llama-live.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 120); do curl -sf http://127.0.0.1:18091/health >/dev/null && break; sleep 1; done
 CONFIG="$CACHE/live.toml"
@@ -56,7 +63,8 @@ $(for m in llamacpp chat; do
   printf '[[models]]\nserved_model_name = "gemma3-%s"\nbackend = "%s"\nbackend_url = "http://127.0.0.1:18092"\n' "$m" "$m"
   printf 'tokenizer = "%s"\nchat_template = "%s"\n' "$TOK/tokenizer.json" "$TOK/tokenizer_config.json"
   printf 'reasoning_parser = "qwen3"\ntool_call_parser = "hermes"\nenable_auto_tool_choice = true\n'
-  [[ $m == llamacpp ]] && printf 'grammar_reasoning_chars = 48\n'
+  printf 'grammar_reasoning_chars = 48\n'
+  [[ $m == chat ]] && printf 'guided_fields = "llamacpp"\n'
   echo
 done)
 TOML

@@ -240,10 +240,16 @@ CASES = [
      "kwargs": {"messages": [{"role": "user", "content": "Name three colours, briefly."}]}},
 ]
 
+# The chat backend gets Sift's own constraint (guided_fields = "llamacpp"):
+# llama.cpp's own required-call grammar admits any text before the call.
 CHAT_CASES = [
-    {"name": "chat backend: required call", "expect": "call",
+    {"name": "chat backend: required call, thinking on (Sift's grammar, reasoning forced)", "expect": "call",
+     "reasoning": True,
      "kwargs": {"messages": ASK_WEATHER, "tools": TOOLS, "tool_choice": "required", "parallel_tool_calls": False}},
-    {"name": "chat backend: plain question", "expect": "content", "kwargs_template": OFF, "max_tokens": 48,
+    {"name": "chat backend: json_schema, thinking off", "expect": "json", "kwargs_template": OFF,
+     "kwargs": {"messages": [{"role": "user", "content": "Give the name and population of the largest city in France as JSON."}],
+                "response_format": {"type": "json_schema", "json_schema": {"name": "city", "schema": SCHEMA}}}},
+    {"name": "chat backend: plain question, thinking off", "expect": "content", "kwargs_template": OFF, "max_tokens": 48,
      "kwargs": {"messages": [{"role": "user", "content": "Name three colours, briefly."}]}},
 ]
 

@@ -12,10 +12,13 @@
 //!   table of `docs/serve.md`) forwarded, done by the gateway, or refused
 //!   with a 400 naming it, on each backend kind.
 //!
+//! - a chat backend's own usage in every dialect, and Sift's constraint
+//!   sent to a chat backend that is llama.cpp (`gateway/chat_backend.rs`).
+//!
 //! One replay backend and one gateway (Qwen3 tokenizer and template, the
 //! `qwen3` and `hermes` parsers; served as `completions`, `completions` with
-//! SGLang's field names, `llamacpp` and `chat`) serve each test; the cases
-//! are data.
+//! SGLang's field names, `llamacpp`, `chat`, and `chat` with llama.cpp's
+//! guided fields) serve each test; the cases are data.
 
 use llmsift_serve::outbound::{Fate, FIELDS};
 use serde_json::{json, Value};
@@ -86,6 +89,7 @@ fn setup() -> Setup {
         ("llamacpp", "llamacpp", ""),
         ("llamacpp-forced", "llamacpp", "grammar_reasoning_chars = 64\n"),
         ("chat", "chat", ""),
+        ("chat-llamacpp", "chat", "guided_fields = \"llamacpp\"\ngrammar_reasoning_chars = 64\n"),
     ] {
         config.push_str(&format!(
             "[[models]]\nserved_model_name = {name:?}\nbackend = {kind:?}\nbackend_url = \"http://{}\"\n\
@@ -670,9 +674,11 @@ fn sample(field: &str) -> Value {
 
 /// Keys the gateway writes to a backend body itself (so a gateway field's
 /// name may be there without having been forwarded).
-const OWN_KEYS: [&str; 13] = [
+const OWN_KEYS: [&str; 14] = [
     "model",
     "stream",
+    // A chat backend is asked for its usage (whatever the client asked).
+    "stream_options",
     "n",
     "max_tokens",
     "messages",
@@ -731,6 +737,9 @@ fn every_vllm_request_field_is_forwarded_done_or_refused() {
 
 #[path = "scaleout/schema.rs"]
 mod schema;
+
+#[path = "gateway/chat_backend.rs"]
+mod chat_backend;
 
 /// The render endpoint (scale-out) puts the same constraint in its
 /// `sampling_params`, without the reasoning marker: the vLLM worker is told

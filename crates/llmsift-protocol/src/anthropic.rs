@@ -323,6 +323,13 @@ impl MessageStream {
         });
     }
 
+    /// The prompt size the closing `message_delta` reports (its
+    /// `usage.input_tokens`, which clients take over `message_start`'s),
+    /// when a truer count arrived after the start (a backend's own).
+    pub fn set_input_tokens(&mut self, input_tokens: u64) {
+        self.message.usage.input_tokens = input_tokens;
+    }
+
     /// Closes the open block and ends the message.
     pub fn finish(&mut self, reason: FinishReason, counts: TokenCounts) -> Vec<MessageEvent> {
         let mut ev = self.start();

@@ -265,6 +265,12 @@ impl ResponsesStream {
         ev.push(e);
     }
 
+    /// The prompt size the final usage reports, when a count truer than
+    /// the one the stream was made with arrived meanwhile (a backend's own).
+    pub fn set_prompt_tokens(&mut self, prompt_tokens: u64) {
+        self.prompt_tokens = prompt_tokens;
+    }
+
     /// Closes the open item and completes the response.
     pub fn finish(&mut self, reason: FinishReason, counts: TokenCounts) -> Vec<ResponsesEvent> {
         let mut ev = self.start();

@@ -16,7 +16,7 @@
 
 use crate::backend::{BackendError, ChunkStream, GenRequest};
 use crate::config::{BackendKind, Limits};
-use crate::drive::{Collected, Output};
+use crate::drive::{counted, Collected, Output};
 use crate::error::ApiError;
 use crate::inbound;
 use crate::metrics::{Field, Metrics};
@@ -31,7 +31,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use futures_util::StreamExt;
-use llmsift_protocol::{chat, complete, Api, ChoiceProcessor, FinishReason, ResponseMeta};
+use llmsift_protocol::{chat, complete, Api, ChoiceProcessor, FinishReason, ResponseMeta, TokenCounts};
 use llmsift_templates::RenderRequest;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -433,7 +433,8 @@ pub(crate) fn render(
 
 /// The one-shot answer (one parse of the whole output: its time is one
 /// `sift_parse_delta_seconds` sample; output bytes are counted for Chat
-/// Completions answers).
+/// Completions answers). Its usage is the backend's own where it gave one
+/// ([`crate::drive::counted`]).
 fn one_shot(
     metrics: &Metrics,
     model: &Model,
@@ -444,6 +445,7 @@ fn one_shot(
 ) -> Value {
     let reason = |c: &Collected| c.finish.unwrap_or(FinishReason::Stop);
     let skip = req.skips_special_tokens(&model.factory);
+    let usage = got.iter().find_map(|c| c.usage);
     if api == Api::Chat {
         let choices: Vec<_> = got
             .iter()
@@ -468,13 +470,18 @@ fn one_shot(
                 m.tool_calls.iter().map(|t| t.name.len() + t.arguments.len()).sum(),
             );
         }
-        return serde_json::to_value(chat::response(meta, model.opts.reasoning_field, &choices))
-            .expect("wire types serialize");
+        let mut r = chat::response(meta, model.opts.reasoning_field, &choices);
+        if let Some(u) = usage {
+            let own = choices.iter().fold(TokenCounts::default(), |a, c| a + c.counts);
+            let (prompt, counts) = counted(meta.prompt_tokens, own, Some(u));
+            r.usage = counts.usage(prompt);
+        }
+        return serde_json::to_value(r).expect("wire types serialize");
     }
     let (text, ids) = got[0].output(model, skip);
     if api == Api::Responses {
         let lps = req.logprobs.then(|| got[0].logprobs(model, skip, req.top_logprobs.unwrap_or(0))).flatten();
-        let r = llmsift_protocol::responses::complete(
+        let mut r = llmsift_protocol::responses::complete(
             &model.factory,
             req,
             meta,
@@ -484,7 +491,34 @@ fn one_shot(
             lps,
             reason(&got[0]),
         );
+        if let (Some(u), Some(r)) = (usage, &mut r.usage) {
+            let own = TokenCounts {
+                completion_tokens: r.output_tokens,
+                reasoning_tokens: Some(r.output_tokens_details.reasoning_tokens),
+            };
+            let (prompt, counts) = counted(r.input_tokens, own, Some(u));
+            r.input_tokens = prompt;
+            r.output_tokens = counts.completion_tokens;
+            r.output_tokens_details.reasoning_tokens = counts.reasoning_tokens.unwrap_or(0);
+            r.total_tokens = prompt + counts.completion_tokens;
+        }
         return serde_json::to_value(r).expect("wire types serialize");
+    }
+    if let (Api::Anthropic, Some(u)) = (api, usage) {
+        let mut m = llmsift_protocol::anthropic::complete(
+            &model.factory,
+            req,
+            meta,
+            &model.opts,
+            &text,
+            ids.as_deref(),
+            reason(&got[0]),
+        );
+        let own = TokenCounts { completion_tokens: m.usage.output_tokens, reasoning_tokens: None };
+        let (prompt, counts) = counted(m.usage.input_tokens, own, Some(u));
+        m.usage.input_tokens = prompt;
+        m.usage.output_tokens = counts.completion_tokens;
+        return serde_json::to_value(m).expect("wire types serialize");
     }
     complete(api, &model.factory, req, meta, &model.opts, &text, ids.as_deref(), reason(&got[0]))
 }

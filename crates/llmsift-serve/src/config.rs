@@ -7,8 +7,9 @@
 //! read from the environment variable the configuration names.
 //!
 //! Invariant: a [`Config`] that passed [`Config::validate`] has at least one
-//! model, unique served names, and a backend URL for every backend kind
-//! that needs one.
+//! model, unique served names, a backend URL for every backend kind
+//! that needs one, and llama.cpp's guided field names only on a `chat`
+//! backend.
 
 use crate::error::ServeError;
 use serde::{Deserialize, Serialize};
@@ -79,10 +80,13 @@ pub struct ModelConfig {
     pub enable_auto_tool_choice: bool,
     /// Demo only: the recording replayed (a file under `crates/llmsift-serve/demo/`, by name).
     pub recording: Option<String>,
-    /// `completions` only: the field names the decoding constraint is sent
-    /// under (`vllm`: `structured_outputs`; `sglang`: SGLang's own).
+    /// The field names the decoding constraint is sent under: on
+    /// `completions`, `vllm` (`structured_outputs`) or `sglang` (SGLang's
+    /// own); on `chat`, `llamacpp` sends Sift's own constraint as llama.cpp
+    /// takes it (`grammar`, `json_schema`) where the backend's own
+    /// `tool_choice` would let the model write anything before the call.
     pub guided_fields: GuidedFields,
-    /// `llamacpp` only: a decoding constraint that starts after the
+    /// `llamacpp`, or `chat` with `guided_fields = "llamacpp"`: a decoding constraint that starts after the
     /// reasoning also forces the reasoning, from the first token (its
     /// opener unless the prompt opened it, at most this many characters,
     /// its end marker), for a model that never writes the markers itself
@@ -105,6 +109,13 @@ pub enum GuidedFields {
     Vllm,
     /// SGLang's `json_schema` and `structural_tag` (JSON text).
     Sglang,
+    /// A `chat` backend that is llama.cpp's server: Sift's constraint as
+    /// its `/v1/chat/completions` takes one from the client (a GBNF
+    /// `grammar` applied from the first token, or `json_schema`), with
+    /// `tool_choice: "none"`, instead of the backend's own `tool_choice`
+    /// and `response_format` (whose required-call grammar admits any text
+    /// before the call, without bound).
+    Llamacpp,
 }
 
 /// Limits and timeouts.
@@ -203,6 +214,11 @@ impl Config {
             if kind != BackendKind::Demo && m.backend_url.is_none() {
                 return Err(ServeError::Config(format!("model `{name}` has no backend_url")));
             }
+            if m.guided_fields == GuidedFields::Llamacpp && kind != BackendKind::Chat {
+                return Err(ServeError::Config(format!(
+                    "model `{name}`: guided_fields = \"llamacpp\" is for a `chat` backend (a `llamacpp` backend always gets llama.cpp's fields)"
+                )));
+            }
         }
         if self.limits.max_concurrent == 0 {
             return Err(ServeError::Config("max_concurrent must be at least 1".into()));
@@ -228,5 +244,26 @@ impl ModelConfig {
             let cfg = self.model_dir.as_ref()?.join("tokenizer_config.json");
             cfg.exists().then_some(cfg)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llamacpp_guided_fields_only_on_a_chat_backend() {
+        let model = |backend, guided_fields| ModelConfig {
+            backend: Some(backend),
+            backend_url: Some("http://127.0.0.1:9".into()),
+            guided_fields,
+            ..ModelConfig::default()
+        };
+        let config = |m| Config { models: vec![m], ..Config::default() };
+        assert!(config(model(BackendKind::Chat, GuidedFields::Llamacpp)).validate().is_ok());
+        for kind in [BackendKind::Completions, BackendKind::Llamacpp, BackendKind::Generate] {
+            let e = config(model(kind, GuidedFields::Llamacpp)).validate().unwrap_err();
+            assert!(e.to_string().contains("guided_fields"), "{kind:?}: {e}");
+        }
     }
 }

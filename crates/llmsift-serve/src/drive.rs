@@ -13,19 +13,24 @@
 //! the one-shot answer's entries are all of them in order, so they are the
 //! stream's joined.
 //!
+//! Usage is the backend's own count where it gave one ([`Usage`], a chat
+//! backend's: it rendered the prompt and returned no ids), else the
+//! gateway's (its rendered prompt, the ids it was given): [`counted`], for
+//! the stream's closing frames and the one-shot answers alike.
+//!
 //! Invariants: the text parsed is the detokenization of the backend's ids
 //! when the model has a tokenizer and the backend sent ids (markers then
 //! match by id), else the backend's text; the one-shot answer is built by
 //! the protocol layer from the same text and ids, so it equals the folded
 //! stream.
 
-use crate::backend::Chunk;
+use crate::backend::{Chunk, Usage};
 use crate::metrics::{Field, Metrics};
 use crate::models::Model;
 use llmsift_protocol::anthropic::MessageStream;
 use llmsift_protocol::responses::ResponsesStream;
 use llmsift_protocol::{
-    sse, Api, ChatStream, CheckedRequest, ChoiceProcessor, FinishReason, ResponseMeta, Step,
+    sse, Api, ChatStream, CheckedRequest, ChoiceProcessor, FinishReason, ResponseMeta, Step, TokenCounts,
 };
 use llmsift_tokenizers::Detokenizer;
 use serde_json::{json, Value};
@@ -53,6 +58,8 @@ pub struct Output {
     emitter: Emitter,
     choices: Vec<Choice>,
     prompt_tokens: u64,
+    /// The backend's own counts, once they came.
+    usage: Option<Usage>,
     frames: u64,
     ended: bool,
     /// `top_logprobs` when the request asked for logprobs.
@@ -81,6 +88,7 @@ impl Output {
             emitter,
             choices,
             prompt_tokens: meta.prompt_tokens,
+            usage: None,
             frames: 0,
             ended: false,
             top: req.logprobs.then(|| req.top_logprobs.unwrap_or(0)),
@@ -104,6 +112,7 @@ impl Output {
 
     /// Frames for one backend chunk (and the closing frames after the last choice finishes).
     pub fn push(&mut self, mut chunk: Chunk, metrics: &Metrics) -> Vec<String> {
+        self.usage = chunk.usage.take().or(self.usage);
         let Some(choice) = self.choices.get_mut(chunk.index as usize) else {
             return Vec::new();
         };
@@ -187,24 +196,24 @@ impl Output {
         if std::mem::replace(&mut self.ended, true) {
             return Vec::new();
         }
-        let counts = self
-            .choices
-            .iter()
-            .fold(llmsift_protocol::TokenCounts::default(), |a, c| a + c.processor.counts());
+        let own = self.choices.iter().fold(TokenCounts::default(), |a, c| a + c.processor.counts());
+        let (prompt, counts) = counted(self.prompt_tokens, own, self.usage);
         let reason = self.choices[0].finish.unwrap_or(FinishReason::Stop);
         match &mut self.emitter {
             Emitter::Chat(c) => {
                 let mut out = Vec::new();
-                if let Some(u) = c.usage_chunk(counts.usage(self.prompt_tokens)) {
+                if let Some(u) = c.usage_chunk(counts.usage(prompt)) {
                     out.push(sse::data(&u));
                 }
                 out.push(sse::DONE.to_string());
                 out
             }
             Emitter::Responses(r) => {
+                r.set_prompt_tokens(prompt);
                 r.finish(reason, counts).iter().map(|e| sse::event(e.event_type(), e)).collect()
             }
             Emitter::Anthropic(a) => {
+                a.set_input_tokens(prompt);
                 a.finish(reason, counts).iter().map(|e| sse::event(e.event_type(), e)).collect()
             }
         }
@@ -253,6 +262,22 @@ impl Output {
     }
 }
 
+/// The prompt size and output counts an answer reports: the backend's own
+/// where it gave them (reasoning tokens too, when it counted them), else
+/// the gateway's `prompt` and `own` counts.
+pub fn counted(prompt: u64, own: TokenCounts, backend: Option<Usage>) -> (u64, TokenCounts) {
+    match backend {
+        None => (prompt, own),
+        Some(u) => (
+            u.prompt_tokens,
+            TokenCounts {
+                completion_tokens: u.completion_tokens,
+                reasoning_tokens: u.reasoning_tokens.or(own.reasoning_tokens),
+            },
+        ),
+    }
+}
+
 fn record(step: &Step, metrics: &Metrics) {
     metrics.output(Field::Reasoning, step.delta.reasoning.len());
     metrics.output(Field::Content, step.delta.content.len());
@@ -278,11 +303,14 @@ pub struct Collected {
     pub logprobs: Vec<Value>,
     /// Whether some chunk had none (then none are returned).
     pub logprobs_missing: bool,
+    /// The backend's own counts (for the whole request), when it gave them.
+    pub usage: Option<Usage>,
 }
 
 impl Collected {
     /// Adds a chunk.
     pub fn push(&mut self, model: &Model, chunk: Chunk) {
+        self.usage = chunk.usage.or(self.usage);
         match chunk.logprobs {
             Some(l) => self.logprobs.extend(l),
             None => self.logprobs_missing |= chunk.ids.as_ref().is_some_and(|i| !i.is_empty()),

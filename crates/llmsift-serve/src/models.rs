@@ -211,8 +211,9 @@ fn build(
     let opts = Options {
         id_style: IdStyle::for_tool_parser(tools.as_deref()),
         match_markers_by_id: view.is_some(),
-        // A chat backend guides `required`/named itself, to vLLM's JSON.
-        choice_as_json: kind == BackendKind::Chat,
+        // A chat backend guides `required`/named itself, to vLLM's JSON;
+        // llama.cpp's, given Sift's grammar, writes the family's own syntax.
+        choice_as_json: kind == BackendKind::Chat && m.guided_fields != GuidedFields::Llamacpp,
         vllm_text_loss: m.vllm_compat,
         vllm_one_shot: m.vllm_compat,
         ..Options::default()

@@ -17,7 +17,12 @@
 //! unless the prompt already closed reasoning or reasoning is hidden
 //! (`llmsift_grammar::grammar_start_scan`), so the model still thinks. A
 //! `llamacpp` model configured with `grammar_reasoning_chars` gets the
-//! reasoning forced into a grammar that applies from the first token.
+//! reasoning forced into a grammar that applies from the first token. A
+//! `chat` backend is given the backend's own `tool_choice` and
+//! `response_format`, unless it is llama.cpp's server (`guided_fields =
+//! "llamacpp"`): then it gets Sift's constraint wherever that applies from
+//! the first token (llama.cpp's chat endpoint takes no lazy grammar from a
+//! client: its own chat handler sets `grammar_lazy` and the triggers).
 //!
 //! Invariant: a field the backend's body already has from the gateway
 //! (`model`, `prompt`, `stream`, …) is never overwritten by a forwarded one,
@@ -321,10 +326,20 @@ fn constrain(
     prompt: Option<&str>,
     out: &mut Map<String, Value>,
 ) -> Result<(), ApiError> {
+    if model.kind == BackendKind::Chat && model.guided == GuidedFields::Llamacpp {
+        if let Some((k, v)) = chat_llamacpp(model, req, body, prompt)? {
+            out.insert(k.into(), v);
+            return Ok(());
+        }
+    }
     if model.kind == BackendKind::Chat {
         // The backend's own OpenAI API constrains; its JSON answer is read
         // back as vLLM's (`Options::choice_as_json`).
+        // llama.cpp's own guided calls are not asked for: its forced-call
+        // grammar lets any text come first, and the answer is read in the
+        // family's syntax (see `chat_llamacpp`).
         let choice = match &req.tool_choice {
+            _ if model.guided == GuidedFields::Llamacpp => None,
             ToolChoiceMode::Required | ToolChoiceMode::Named(_) => body.get("tool_choice").cloned(),
             _ => None,
         };
@@ -384,7 +399,8 @@ fn constrain(
         },
         // A client's own `structured_outputs` wins, as in vLLM.
         (_, GuidedFields::Vllm) if out.contains_key("structured_outputs") => {}
-        (_, GuidedFields::Vllm) => {
+        // `llamacpp` names are a `chat` backend's only (`Config::validate`).
+        (_, GuidedFields::Vllm | GuidedFields::Llamacpp) => {
             out.insert("structured_outputs".into(), structured_outputs(&c, after));
         }
         (_, GuidedFields::Sglang) => {
@@ -397,6 +413,40 @@ fn constrain(
         }
     }
     Ok(())
+}
+
+/// The field a `chat` backend that is llama.cpp's server gets Sift's
+/// constraint in: `grammar` (reasoning forced with
+/// `grammar_reasoning_chars`, or none to wait for) or `json_schema`; `None`
+/// when the constraint must wait for the model's own reasoning end marker
+/// (a lazy grammar, which llama.cpp's chat endpoint does not take from a
+/// client). Nothing else is sent then: the body keeps `tool_choice:
+/// "none"` (the template still shows the tools, llama.cpp parses no
+/// calls) and no `response_format` (llama.cpp refuses it beside a
+/// `grammar`), so the answer is the model's raw text, parsed by Sift.
+fn chat_llamacpp(
+    model: &Model,
+    req: &CheckedRequest,
+    body: &Map<String, Value>,
+    prompt: Option<&str>,
+) -> Result<Option<(&'static str, Value)>, ApiError> {
+    let Some((c, after)) = constraint(model, req, body, prompt)? else { return Ok(None) };
+    let sent = match (after.as_deref(), model.grammar_reasoning_chars) {
+        (Some(end), Some(max)) => {
+            let open = model.factory.format().reasoning_start_marker();
+            let open = open.filter(|o| !opened(prompt.unwrap_or_default(), o, end));
+            llamacpp_grammar_with_reasoning(&c, open, end, max).map(|g| ("grammar", json!(g.grammar)))
+        }
+        (Some(_), None) => None,
+        (None, _) => match Gbnf::json_schema(&c, None) {
+            Some(schema) => Some(("json_schema", schema)),
+            None => {
+                let g = llamacpp_grammar(&c, None);
+                g.triggers.is_empty().then(|| ("grammar", json!(g.grammar)))
+            }
+        },
+    };
+    Ok(sent)
 }
 
 /// Whether `prompt` leaves reasoning open: its last `open` marker comes

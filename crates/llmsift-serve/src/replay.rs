@@ -37,6 +37,9 @@
 //! function as vLLM (and llama.cpp's server) stream the calls they guided:
 //! `delta.tool_calls`, the name first, then the arguments in pieces of
 //! `chunk_tokens` tokens, `finish_reason: "tool_calls"`.
+//! A chat request with `stream_options.include_usage` gets a last frame
+//! with empty `choices` and the replay's own `usage` (prompt: the tokens
+//! of the messages' JSON text; completion: the ids sent, all choices).
 //!
 //! Invariant: without a fault, the frames' token ids are exactly the
 //! recording's ids (cut at `max_tokens`), so the gateway's answer can be
@@ -282,10 +285,23 @@ async fn answer(State(s): State<ReplayState>, headers: HeaderMap, body: Bytes, w
     let (ids, cut) = replay_ids(&view, guided.as_deref().unwrap_or(rec.output(tools)), max);
     let lp = LogprobAsk::of(wire, &req);
     let framing = Framing { n, per: s.opts.chunk_tokens.max(1), model: rec.name.as_str(), logprobs: lp };
-    let frames = match guided_call(&req).filter(|_| wire == Wire::Chat) {
-        Some((name, args)) => call_frames(&view, &name, &args, &framing),
-        None => frames(wire, &view, &ids, cut, &framing),
+    let (mut frames, made) = match guided_call(&req).filter(|_| wire == Wire::Chat) {
+        Some((name, args)) => {
+            (call_frames(&view, &name, &args, &framing), view.encode(&args).map_or(0, |a| a.len()))
+        }
+        None => (frames(wire, &view, &ids, cut, &framing), ids.len()),
     };
+    if wire == Wire::Chat && req.pointer("/stream_options/include_usage") == Some(&Value::Bool(true)) {
+        // The replay renders no template: its prompt count is the tokens of
+        // the messages' JSON text, which differs from the gateway's own.
+        let prompt = view.encode(&req["messages"].to_string()).map_or(0, |p| p.len());
+        let usage = json!({"prompt_tokens": prompt, "completion_tokens": made * n as usize,
+            "total_tokens": prompt + made * n as usize});
+        let frame = json!({"id": "chatcmpl-replay", "object": "chat.completion.chunk", "model": rec.name,
+            "choices": [], "usage": usage});
+        // Before `[DONE]`, as vLLM and llama.cpp send it.
+        frames.insert(frames.len() - 1, data(&frame));
+    }
     let seed = req.get("seed").and_then(Value::as_u64).unwrap_or(0);
     stream(&s, frames, fault, pace, seed)
 }

@@ -46,8 +46,7 @@ impl DemoBackend {
                 text: String::new(),
                 ids: Some(vec![ids[pos]]),
                 finish: last.then_some(finish),
-                logprobs: None,
-                received: None,
+                ..Chunk::default()
             })
         });
         let empty: Vec<Chunk> = if total == 0 {

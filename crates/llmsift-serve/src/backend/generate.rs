@@ -258,6 +258,7 @@ impl Reader {
                     finish,
                     logprobs,
                     received: Some(received),
+                    usage: None,
                 }));
             }
         }

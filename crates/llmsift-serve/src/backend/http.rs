@@ -7,7 +7,11 @@
 //! connection is `backend::conn`'s, polled by whoever reads the chunks.
 //!
 //! A chat backend's guided calls (`delta.tool_calls`) are read back as
-//! the text of its guided answer (`backend::chat_calls`).
+//! the text of its guided answer (`backend::chat_calls`). A chat backend is
+//! asked for its `usage` (`stream_options.include_usage`): it renders the
+//! prompt and returns no ids, so only it can count the tokens. The chunk
+//! that finishes the last choice is held until the usage frame (or the
+//! stream's end) and carries it.
 //!
 //! Invariants: the backend's key is sent as a bearer token and never
 //! logged or echoed; a status error carries the backend's own message; a
@@ -18,7 +22,7 @@ use super::chat_calls::ChatCalls;
 use super::conn::{BodyStream, Client};
 use super::sse::Frames;
 use super::wire::{self, Bad};
-use super::{BackendError, Chunk, ChunkStream, GenRequest};
+use super::{BackendError, Chunk, ChunkStream, GenRequest, Usage};
 use crate::config::BackendKind;
 use futures_util::Stream;
 use serde_json::{json, Value};
@@ -96,6 +100,7 @@ impl HttpBackend {
                     "model": req.model,
                     "messages": req.messages,
                     "stream": true,
+                    "stream_options": {"include_usage": true},
                     "n": req.n,
                     "skip_special_tokens": false,
                 });
@@ -142,6 +147,8 @@ impl HttpBackend {
             finished: HashSet::new(),
             complete: false,
             closed: false,
+            usage: None,
+            held: None,
         };
         Ok(Box::pin(Chunks { bytes, reader }))
     }
@@ -168,7 +175,10 @@ impl Stream for Chunks {
             match Pin::new(&mut *bytes).poll_next(cx) {
                 Poll::Ready(Some(Ok(b))) => r.read(&b, Instant::now()),
                 Poll::Ready(Some(Err(e))) => r.fail(e),
-                Poll::Ready(None) if r.complete => r.closed = true,
+                Poll::Ready(None) if r.complete => {
+                    r.release();
+                    r.closed = true
+                }
                 Poll::Ready(None) => {
                     r.fail(BackendError::Dropped("the backend closed the connection".into()))
                 }
@@ -198,12 +208,25 @@ struct Reader {
     finished: HashSet<u32>,
     complete: bool,
     closed: bool,
+    /// A chat backend's counts, once its usage frame came.
+    usage: Option<Usage>,
+    /// A chat backend's last chunk, waiting for the usage frame.
+    held: Option<Chunk>,
 }
 
 impl Reader {
     fn fail(&mut self, e: BackendError) {
+        self.release();
         self.queue.push_back(Err(e));
         self.closed = true;
+    }
+
+    /// Queues the held last chunk, with the usage if it came.
+    fn release(&mut self) {
+        if let Some(mut c) = self.held.take() {
+            c.usage = self.usage;
+            self.queue.push_back(Ok(c));
+        }
     }
 
     /// Bytes that arrived at `received`.
@@ -217,14 +240,16 @@ impl Reader {
                 Err(e) => return self.fail(BackendError::Protocol(e)),
             };
             if data.trim() == "[DONE]" {
+                self.release();
                 self.complete = true;
                 continue;
             }
-            let mut chunks = match wire::chunks(self.kind, &data, received) {
-                Ok(c) => c,
+            let (mut chunks, usage) = match wire::frame(self.kind, &data, received) {
+                Ok(f) => (f.chunks, f.usage),
                 Err(Bad::Json(m)) => return self.fail(BackendError::Protocol(m)),
                 Err(Bad::Error(message)) => return self.fail(BackendError::Status { status: 500, message }),
             };
+            self.usage = usage.or(self.usage);
             if let Some(calls) = &mut self.calls {
                 calls.apply(&data, &mut chunks);
             }
@@ -234,10 +259,88 @@ impl Reader {
                     self.finished.insert(c.index);
                     if self.kind == BackendKind::Llamacpp || self.finished.len() as u32 >= self.n {
                         self.complete = true;
+                        if self.kind == BackendKind::Chat && self.held.is_none() {
+                            // Its usage frame follows (asked for in the body).
+                            self.held = Some(c);
+                            continue;
+                        }
                     }
                 }
                 self.queue.push_back(Ok(c));
             }
+            if self.usage.is_some() {
+                self.release();
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reader(kind: BackendKind, n: u32) -> Reader {
+        Reader {
+            kind,
+            calls: None,
+            frames: Frames::default(),
+            queue: VecDeque::new(),
+            n,
+            finished: HashSet::new(),
+            complete: false,
+            closed: false,
+            usage: None,
+            held: None,
+        }
+    }
+
+    /// The chunks of `frames` (SSE data), read in one piece, then the stream's end.
+    fn read(kind: BackendKind, n: u32, frames: &[&str]) -> Vec<Chunk> {
+        let mut r = reader(kind, n);
+        let bytes: String = frames.iter().map(|f| format!("data: {f}\n\n")).collect();
+        r.read(bytes.as_bytes(), Instant::now());
+        if r.complete {
+            r.release();
+        }
+        r.queue.into_iter().map(|c| c.expect("no error")).collect()
+    }
+
+    const FIRST: &str = r#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}"#;
+    const LAST: &str = r#"{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}"#;
+    const USAGE: &str =
+        r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}"#;
+
+    /// A chat backend's usage rides on the chunk that finishes the last
+    /// choice, whether its frame comes after the finish (vLLM, llama.cpp) or
+    /// with it; without one, the last chunk comes at `[DONE]` or the end, as it was.
+    #[test]
+    fn the_last_chunk_carries_the_usage() {
+        let want = Some(Usage { prompt_tokens: 7, completion_tokens: 2, reasoning_tokens: None });
+        let with_finish = r#"{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":2}}"#;
+        for frames in
+            [vec![FIRST, LAST, USAGE, "[DONE]"], vec![FIRST, with_finish, "[DONE]"], vec![FIRST, LAST, USAGE]]
+        {
+            let got = read(BackendKind::Chat, 1, &frames);
+            let texts: Vec<&str> = got.iter().map(|c| c.text.as_str()).collect();
+            assert_eq!(texts, ["a", "b"], "{frames:?}");
+            assert_eq!((got[0].usage, got[1].usage), (None, want), "{frames:?}");
+            assert!(got[1].finish.is_some());
+        }
+        for frames in [vec![FIRST, LAST, "[DONE]"], vec![FIRST, LAST]] {
+            let got = read(BackendKind::Chat, 1, &frames);
+            assert_eq!(got.len(), 2, "{frames:?}");
+            assert_eq!(got[1].usage, None);
+        }
+        // Two choices: only the chunk that finishes both carries it.
+        let other = r#"{"choices":[{"index":1,"delta":{"content":"c"},"finish_reason":"length"}]}"#;
+        let got = read(BackendKind::Chat, 2, &[LAST, other, USAGE, "[DONE]"]);
+        assert_eq!(got.iter().map(|c| c.usage).collect::<Vec<_>>(), [None, want]);
+        // Other wires have no usage to wait for: the finish is queued at once.
+        let mut r = reader(BackendKind::Completions, 1);
+        r.read(
+            b"data: {\"choices\":[{\"index\":0,\"text\":\"b\",\"finish_reason\":\"stop\"}]}\n\n",
+            Instant::now(),
+        );
+        assert_eq!(r.queue.len(), 1);
     }
 }

@@ -9,7 +9,9 @@
 //!
 //! Invariant: a stream either ends with every choice finished (a
 //! [`Chunk::finish`]) or with an error; a backend that closes early never
-//! looks like a normal end.
+//! looks like a normal end. A backend's own token counts ([`Usage`]), when
+//! it reports them, ride on the chunk that finishes the last choice, so
+//! they are known before the answer's closing frames are written.
 
 mod chat_calls;
 mod conn;
@@ -72,6 +74,24 @@ pub struct Chunk {
     /// When the backend's bytes holding this chunk arrived (the relay-time
     /// metric and `--stamps` measure from here).
     pub received: Option<Instant>,
+    /// The backend's own counts for the whole request (all choices); set
+    /// on the last chunk only, when the backend reported them.
+    pub usage: Option<Usage>,
+}
+
+/// Token counts as the backend reported them (a chat backend's `usage`).
+///
+/// A chat backend renders the prompt itself and returns text without ids,
+/// so its counts are the only true ones: they win over the gateway's own
+/// (the prompt the gateway rendered, the ids it was given).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// The prompt as the backend tokenized it.
+    pub prompt_tokens: u64,
+    /// Output tokens of all choices.
+    pub completion_tokens: u64,
+    /// `completion_tokens_details.reasoning_tokens`, when the backend counted them.
+    pub reasoning_tokens: Option<u64>,
 }
 
 /// Why a backend failed.

@@ -5,7 +5,9 @@
 //! else SGLang's `output_ids`; `finish_reason`, `length` or anything else),
 //! a llama.cpp frame (`content`, `tokens`, `stop`, `stop_type: limit` or
 //! `stopped_limit`), and an `error` key in either; log probabilities, when
-//! a frame has them, through [`super::logprobs`].
+//! a frame has them, through [`super::logprobs`]; a chat backend's `usage`
+//! (the frame with empty `choices` that `stream_options.include_usage`
+//! asks for, or a `usage` on any frame) as a typed [`Usage`].
 //!
 //! A frame is read twice over only when it is odd: frames of the expected
 //! shape are deserialized straight into borrowed types (no JSON tree per
@@ -15,9 +17,9 @@
 //! absent.
 //!
 //! Invariant: for every frame the typed reading accepts, it gives exactly
-//! the chunks the lenient reading gives.
+//! the chunks and usage the lenient reading gives.
 
-use super::{logprobs, Chunk};
+use super::{logprobs, Chunk, Usage};
 use crate::config::BackendKind;
 use llmsift_protocol::FinishReason;
 use serde::de::IgnoredAny;
@@ -34,8 +36,17 @@ pub(super) enum Bad {
     Error(String),
 }
 
-/// The chunks of one frame's `data`, stamped `received`.
-pub(super) fn chunks(kind: BackendKind, data: &str, received: Instant) -> Result<Vec<Chunk>, Bad> {
+/// What one frame holds.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Frame {
+    /// Its choices' chunks.
+    pub chunks: Vec<Chunk>,
+    /// A chat backend's counts for the whole request.
+    pub usage: Option<Usage>,
+}
+
+/// The chunks (stamped `received`) and usage of one frame's `data`.
+pub(super) fn frame(kind: BackendKind, data: &str, received: Instant) -> Result<Frame, Bad> {
     // serde reads a struct from a JSON array too (by position); the lenient
     // reading sees no field in an array, so only objects take the fast path.
     let typed = match data.trim_start().starts_with('{') {
@@ -44,13 +55,24 @@ pub(super) fn chunks(kind: BackendKind, data: &str, received: Instant) -> Result
         false => None,
     };
     let mut out = match typed {
-        Some(chunks) => chunks,
+        Some(f) => f,
         None => lenient(kind, data)?,
     };
-    for c in &mut out {
+    for c in &mut out.chunks {
         c.received = Some(received);
     }
     Ok(out)
+}
+
+/// A chat backend's `usage` object; one with a count missing or of the
+/// wrong type is no usage (the gateway's own counts stand).
+fn usage(kind: BackendKind, u: Option<&Value>) -> Option<Usage> {
+    let u = u.filter(|_| kind == BackendKind::Chat)?;
+    Some(Usage {
+        prompt_tokens: u.get("prompt_tokens")?.as_u64()?,
+        completion_tokens: u.get("completion_tokens")?.as_u64()?,
+        reasoning_tokens: u.pointer("/completion_tokens_details/reasoning_tokens").and_then(Value::as_u64),
+    })
 }
 
 fn finish_reason(f: &str) -> FinishReason {
@@ -77,6 +99,8 @@ struct OpenAiFrame<'a> {
     error: bool,
     #[serde(default, borrow)]
     choices: Vec<OpenAiChoice<'a>>,
+    /// Once per response (when asked for): read as a tree.
+    usage: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -98,11 +122,12 @@ struct ChatDelta {
     content: Option<String>,
 }
 
-fn typed_openai(kind: BackendKind, data: &str) -> Option<Vec<Chunk>> {
+fn typed_openai(kind: BackendKind, data: &str) -> Option<Frame> {
     let frame: OpenAiFrame = serde_json::from_str(data).ok()?;
     if frame.error {
         return None;
     }
+    let usage = usage(kind, frame.usage.as_ref());
     let chunks = frame.choices.into_iter().map(|c| {
         let text = match kind {
             BackendKind::Chat => c.delta.and_then(|d| d.content),
@@ -115,9 +140,10 @@ fn typed_openai(kind: BackendKind, data: &str) -> Option<Vec<Chunk>> {
             finish: c.finish_reason.map(finish_reason),
             logprobs: c.logprobs.as_ref().and_then(|l| logprobs::entries(kind, l)),
             received: None,
+            usage: None,
         }
     });
-    Some(chunks.collect())
+    Some(Frame { chunks: chunks.collect(), usage })
 }
 
 #[derive(Deserialize)]
@@ -132,7 +158,7 @@ struct LlamacppFrame<'a> {
     completion_probabilities: Option<Value>,
 }
 
-fn typed_llamacpp(data: &str) -> Option<Vec<Chunk>> {
+fn typed_llamacpp(data: &str) -> Option<Frame> {
     let f: LlamacppFrame = serde_json::from_str(data).ok()?;
     if f.error {
         return None;
@@ -146,18 +172,19 @@ fn typed_llamacpp(data: &str) -> Option<Vec<Chunk>> {
     });
     let logprobs =
         f.completion_probabilities.as_ref().and_then(|l| logprobs::entries(BackendKind::Llamacpp, l));
-    Some(vec![Chunk {
+    let chunk = Chunk {
         index: 0,
         text: f.content.unwrap_or_default(),
         ids: f.tokens,
         finish,
         logprobs,
-        received: None,
-    }])
+        ..Chunk::default()
+    };
+    Some(Frame { chunks: vec![chunk], usage: None })
 }
 
 /// The lenient reading: a field of the wrong type counts as absent.
-fn lenient(kind: BackendKind, data: &str) -> Result<Vec<Chunk>, Bad> {
+fn lenient(kind: BackendKind, data: &str) -> Result<Frame, Bad> {
     let v: Value = serde_json::from_str(data).map_err(|e| {
         let shown: String = data.chars().take(80).collect();
         Bad::Json(format!("{e} in {shown:?}"))
@@ -184,14 +211,8 @@ fn lenient(kind: BackendKind, data: &str) -> Result<Vec<Chunk>, Bad> {
         let text = v.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
         let logprobs =
             v.get("completion_probabilities").and_then(|l| logprobs::entries(BackendKind::Llamacpp, l));
-        return Ok(vec![Chunk {
-            index: 0,
-            text,
-            ids: ids(v.get("tokens")),
-            finish,
-            logprobs,
-            received: None,
-        }]);
+        let chunk = Chunk { index: 0, text, ids: ids(v.get("tokens")), finish, logprobs, ..Chunk::default() };
+        return Ok(Frame { chunks: vec![chunk], usage: None });
     }
     let choices = v.get("choices").and_then(Value::as_array).into_iter().flatten();
     let chunks = choices.map(|c| {
@@ -205,10 +226,10 @@ fn lenient(kind: BackendKind, data: &str) -> Result<Vec<Chunk>, Bad> {
             ids: ids(c.get("token_ids").or_else(|| c.get("output_ids"))),
             finish: c.get("finish_reason").and_then(Value::as_str).map(finish_reason),
             logprobs: c.get("logprobs").and_then(|l| logprobs::entries(kind, l)),
-            received: None,
+            ..Chunk::default()
         }
     });
-    Ok(chunks.collect())
+    Ok(Frame { chunks: chunks.collect(), usage: usage(kind, v.get("usage")) })
 }
 
 #[cfg(test)]
@@ -225,6 +246,7 @@ mod tests {
             r#"{"choices":[{"index":0,"text":"x","token_ids":null,"output_ids":[7]}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"é"},"finish_reason":"stop"}]}"#,
             r#"{"choices":[{"index":0,"delta":null,"text":"t"}],"usage":{"a":1}}"#,
+            r#"{"id":"x","choices":[],"usage":{"prompt_tokens":164,"completion_tokens":9,"total_tokens":173}}"#,
             r#"{"choices":[{"index":0,"text":"a","token_ids":[1],"logprobs":{"tokens":["a"],"token_logprobs":[-1.5],"top_logprobs":[{"a":-1.5}]}}]}"#,
             r#"{"id":"x","choices":[]}"#,
             r#"{"choices":[{"index":-1,"text":5,"token_ids":[1,"x"],"finish_reason":3}]}"#,
@@ -258,8 +280,16 @@ mod tests {
                 fast += 1;
             }
         }
-        // The first seven OpenAI frames (both kinds) and five llama.cpp frames are the usual shape.
-        assert_eq!(fast, 19);
+        // The first eight OpenAI frames (both kinds) and five llama.cpp frames are the usual shape.
+        assert_eq!(fast, 21);
         assert_eq!(lenient(BackendKind::Completions, r#"{"error":null}"#), Err(Bad::Error("null".into())));
+        // Usage is a chat backend's, and only whole.
+        let u = |kind, d| frame(kind, d, Instant::now()).unwrap().usage;
+        let d = r#"{"choices":[],"usage":{"prompt_tokens":164,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":4}}}"#;
+        let want = Usage { prompt_tokens: 164, completion_tokens: 9, reasoning_tokens: Some(4) };
+        assert_eq!(u(BackendKind::Chat, d), Some(want));
+        assert_eq!(u(BackendKind::Completions, d), None);
+        assert_eq!(u(BackendKind::Chat, r#"{"choices":[],"usage":{"prompt_tokens":1}}"#), None);
+        assert_eq!(u(BackendKind::Chat, r#"{"choices":[],"usage":null}"#), None);
     }
 }
