@@ -94,6 +94,11 @@ pub struct ModelConfig {
     /// (`vllm_text_loss`), and one-shot decisions vLLM makes on the whole
     /// output are made on it (`vllm_one_shot`: such formats hold the output).
     pub vllm_compat: bool,
+    /// Tokens per streamed delta at least (vLLM's `--stream-interval`): the
+    /// gateway holds a choice's output until this many tokens arrived since
+    /// its last delta (the first and last are never held); a request's
+    /// `stream_interval` may raise it. Unset: 1, every backend chunk.
+    pub stream_interval: Option<u32>,
 }
 
 /// Whose names a `completions` backend takes for decoding constraints.
@@ -202,6 +207,9 @@ impl Config {
             let kind = m.backend.unwrap_or(BackendKind::Completions);
             if kind != BackendKind::Demo && m.backend_url.is_none() {
                 return Err(ServeError::Config(format!("model `{name}` has no backend_url")));
+            }
+            if m.stream_interval == Some(0) {
+                return Err(ServeError::Config(format!("model `{name}`: stream_interval must be at least 1")));
             }
         }
         if self.limits.max_concurrent == 0 {
