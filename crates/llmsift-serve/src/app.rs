@@ -399,7 +399,11 @@ impl Relay {
         if frames.is_empty() {
             return None;
         }
-        let bytes = Bytes::from(frames.concat());
+        // One frame (the usual case) is handed over as it is, not copied.
+        let bytes = match <[String; 1]>::try_from(frames) {
+            Ok([one]) => Bytes::from(one),
+            Err(frames) => Bytes::from(frames.concat()),
+        };
         if let Some(at) = received {
             // Handed to the connection now; hyper writes it in the same poll.
             metrics.relay.observe(at.elapsed().as_secs_f64());

@@ -250,7 +250,12 @@ impl Output {
 
     fn emit(&mut self, index: u32, step: &Step, out: &mut Vec<String>) {
         match &mut self.emitter {
-            Emitter::Chat(c) => out.push(sse::data(&c.step_chunk(index, step))),
+            Emitter::Chat(c) => {
+                // The envelope is serialized once per stream (`ChatStream::step_frame`).
+                let mut frame = Vec::with_capacity(256);
+                c.step_frame(index, step, &mut frame);
+                out.push(String::from_utf8(frame).expect("serde_json writes UTF-8"));
+            }
             Emitter::Responses(r) => out.extend(r.push(step).iter().map(|e| sse::event(e.event_type(), e))),
             Emitter::Anthropic(a) => out.extend(a.push(step).iter().map(|e| sse::event(e.event_type(), e))),
         }
