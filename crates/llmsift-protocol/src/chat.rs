@@ -218,7 +218,8 @@ mod tests {
     /// frame of its chunk, for every kind of step and both reasoning fields.
     #[test]
     fn a_step_frame_is_its_chunks_frame() {
-        let req = ChatCompletionRequest::from_value(serde_json::json!({"messages": []})).unwrap().check().unwrap();
+        let req =
+            ChatCompletionRequest::from_value(serde_json::json!({"messages": []})).unwrap().check().unwrap();
         let meta = ResponseMeta {
             id: "chatcmpl-\"quoted\" é".into(),
             model: "a/model\\name".into(),

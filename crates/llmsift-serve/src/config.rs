@@ -209,7 +209,9 @@ impl Config {
                 return Err(ServeError::Config(format!("model `{name}` has no backend_url")));
             }
             if m.stream_interval == Some(0) {
-                return Err(ServeError::Config(format!("model `{name}`: stream_interval must be at least 1")));
+                return Err(ServeError::Config(format!(
+                    "model `{name}`: stream_interval must be at least 1"
+                )));
             }
         }
         if self.limits.max_concurrent == 0 {

@@ -18,7 +18,12 @@ fn state(floor: Option<u32>) -> AppState {
         m.stream_interval = floor;
     }
     let config = Config { models, ..Config::default() };
-    AppState::new(Models::build(&config).expect("the demo models build"), config.limits.clone(), None, Vec::new())
+    AppState::new(
+        Models::build(&config).expect("the demo models build"),
+        config.limits.clone(),
+        None,
+        Vec::new(),
+    )
 }
 
 async fn call(s: &AppState, body: Value) -> (u16, String) {
@@ -88,7 +93,8 @@ fn spaced(frames: &[Vec<u64>], n: usize) -> bool {
 #[tokio::test]
 async fn deltas_are_held_to_the_interval_and_fold_to_the_same_answer() {
     let s = state(None);
-    let names: Vec<String> = llmsift_serve::models::demo_models().iter().map(|m| m.name().to_string()).collect();
+    let names: Vec<String> =
+        llmsift_serve::models::demo_models().iter().map(|m| m.name().to_string()).collect();
     assert!(names.len() >= 3, "{names:?}");
     for model in &names {
         let (status, one) = call(&s, request(model, None)).await;

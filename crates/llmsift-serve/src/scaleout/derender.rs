@@ -276,13 +276,23 @@ fn stream_state(token: String, role_sent: bool, tools_streamed: bool) -> Value {
 
 /// The carried token of a `stream_state`, or a state vLLM made.
 enum Carried<'a> {
-    Fresh { role_sent: bool },
+    Fresh {
+        role_sent: bool,
+    },
     Sift(&'a str),
     /// vLLM's parser path: every output id so far, cut as it arrived.
-    Replay { ids: Vec<u32>, lens: Vec<usize>, role_sent: bool },
+    Replay {
+        ids: Vec<u32>,
+        lens: Vec<usize>,
+        role_sent: bool,
+    },
     /// vLLM's plain path: its detokenizer window, rebased to
     /// `prefix_offset` (the ids before it are never read again).
-    Window { ids: Vec<u32>, read: usize, role_sent: bool },
+    Window {
+        ids: Vec<u32>,
+        read: usize,
+        role_sent: bool,
+    },
 }
 
 fn carried(b: &Map<String, Value>) -> Result<Carried<'_>, ApiError> {
@@ -433,7 +443,12 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
 }
 
 /// A detokenizer resumed from vLLM's window (checked by [`plain_window`]).
-fn resumed_window(view: &TokenizerView, skip: bool, ids: Vec<u32>, read: usize) -> Result<Detokenizer, ApiError> {
+fn resumed_window(
+    view: &TokenizerView,
+    skip: bool,
+    ids: Vec<u32>,
+    read: usize,
+) -> Result<Detokenizer, ApiError> {
     Detokenizer::resume(view, skip, ids, read)
         .ok_or_else(|| state_error(llmsift_protocol::carry::CarryError::Mismatch("window")))
 }
