@@ -48,7 +48,8 @@ log=$cache/$(basename "$model").log
 nohup "$py" "$shim/render_server.py" --model "$model" --served-model-name "$name" "${args[@]}" \
   --port "$port" > "$log" 2>&1 &
 pid=$!
-for _ in $(seq 180); do
+# It boots in ~30 s on a quiet machine, minutes on a loaded one: VLLM_RENDER_WAIT seconds at most.
+for _ in $(seq $((2 * ${VLLM_RENDER_WAIT:-90}))); do
   curl -sf "localhost:$port/health" >/dev/null && { echo "$pid"; exit 0; }
   kill -0 "$pid" 2>/dev/null || break
   sleep 0.5

@@ -138,6 +138,7 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
             recording: None,
             guided_fields: Default::default(),
             grammar_reasoning_chars: None,
+            stream_interval: None,
             vllm_compat: false,
         });
     }

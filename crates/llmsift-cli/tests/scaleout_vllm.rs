@@ -13,6 +13,13 @@
 //! reason listed in `docs/scale-out.md` ("Differential check") carries
 //! Sift's answer in `sift_differs`: Sift must still give exactly that, so a
 //! change either way is seen (rerun the script when Sift now agrees).
+//!
+//! A stream begun on vLLM's tier continues on Sift's: the `stream_state`s
+//! vLLM's server made (`tests/data/scaleout-vllm-states.jsonl`, recorded by
+//! `scripts/oracle/vllm-states.py`: its plain path's decode window, chat
+//! and completions, and its parser path's replay buffer), each handed to
+//! Sift with the rest of the stream, give exactly the chunks Sift gives on
+//! its own from there, and on the plain path vLLM's text.
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -164,8 +171,12 @@ fn serve(cases: &[Value], tmp: &Path) -> Proc {
 }
 
 fn post(client: &reqwest::blocking::Client, p: &Proc, body: &Value) -> Value {
+    post_to(client, p, "/v1/chat/completions/derender", body)
+}
+
+fn post_to(client: &reqwest::blocking::Client, p: &Proc, path: &str, body: &Value) -> Value {
     let r = client
-        .post(format!("http://{}/v1/chat/completions/derender", p.addr))
+        .post(format!("http://{}{path}", p.addr))
         .header("content-type", "application/json")
         .body(body.to_string())
         .send()
@@ -280,13 +291,14 @@ fn derender_gives_vllms_answers_on_the_labelled_cases() {
     let tmp = tempfile::tempdir().unwrap();
     let sift = serve(&cases, tmp.path());
     let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-    let (mut runs, mut agree, mut failures) = (0, 0, vec![]);
+    let (mut runs, mut agree, mut failures, mut departs) = (0, 0, vec![], 0);
     for case in &cases {
         let want = &case["expected"];
         for how in ["1", "4", "whole"] {
             runs += 1;
             let got = derender(&client, &sift, case, how);
             agree += usize::from(same(&got, want));
+            departs += usize::from(case["vllm_tier_departs"] == true);
             let known = &case["sift_differs"][how];
             let ok = if known.is_null() { same(&got, want) } else { &got == known };
             if !ok {
@@ -298,7 +310,100 @@ fn derender_gives_vllms_answers_on_the_labelled_cases() {
             }
         }
     }
-    eprintln!("{agree}/{runs} derender runs give vLLM's answer");
+    eprintln!(
+        "{agree}/{runs} derender runs give vLLM's render tier's answer; {departs} others are where that tier departs from vLLM's serving path"
+    );
     assert!(failures.is_empty(), "{} of {runs} runs changed:\n{}", failures.len(), failures.join("\n"));
+    // The figure: where vLLM's render tier answers as vLLM's serving path does.
+    let (agree, runs) = (agree, runs - departs);
     assert!(agree * 100 >= runs * 99, "{agree}/{runs} below 99%");
+}
+
+/// The delta of a chunk's choices as compared: tool call ids (each
+/// process draws its own) and `created` left out.
+fn deltas(chunk: &Value) -> Value {
+    let mut c = chunk["choices"].clone();
+    for choice in c.as_array_mut().into_iter().flatten() {
+        for tc in choice["delta"]["tool_calls"].as_array_mut().into_iter().flatten() {
+            tc.as_object_mut().unwrap().remove("id");
+        }
+    }
+    c
+}
+
+fn text_of(chunk: &Value) -> String {
+    let choice = &chunk["choices"][0];
+    choice["text"].as_str().or(choice["delta"]["content"].as_str()).unwrap_or("").to_string()
+}
+
+#[test]
+fn a_stream_begun_on_vllms_tier_continues_on_sifts() {
+    let path = root().join("crates/llmsift-cli/tests/data/scaleout-vllm-states.jsonl");
+    let streams: Vec<Value> = std::fs::read_to_string(&path)
+        .expect("tests/data/scaleout-vllm-states.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pairs: Vec<Value> = streams
+        .iter()
+        .map(|s| {
+            let m = s["model"].as_str().unwrap();
+            let (r, t) = m.split_once('+').unwrap();
+            let p = |x: &str| if x == "none" { Value::Null } else { json!(x) };
+            json!({"model": m, "tokenizer": "qwen3", "reasoning_parser": p(r), "tool_parser": p(t)})
+        })
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let sift = serve(&pairs, tmp.path());
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+    let (mut resumed, mut held) = (0, 0);
+    for s in &streams {
+        let (id, route) = (s["id"].as_str().unwrap(), s["path"].as_str().unwrap());
+        let calls = s["calls"].as_array().unwrap();
+        let plain = s["model"] == "none+none";
+        let vllm_text: String = calls.iter().map(|c| text_of(&c["chunk"])).collect();
+        // Sift on its own, from the start.
+        let mut state = Value::Null;
+        let own: Vec<Value> = calls
+            .iter()
+            .map(|c| {
+                let mut body = c["body"].clone();
+                body["stream_state"] = state.clone();
+                let v = post_to(&client, &sift, route, &body);
+                state = v["stream_state"].clone();
+                v["chunk"].clone()
+            })
+            .collect();
+        if plain {
+            assert_eq!(own.iter().map(text_of).collect::<String>(), vllm_text, "{id}: Sift on its own");
+        }
+        // From each of vLLM's states on.
+        for k in 0..calls.len() - 1 {
+            let vstate = &calls[k]["stream_state"];
+            assert!(vstate.get("sift_state").is_none(), "{id}: a state of vLLM's");
+            let window = vstate["prev_token_ids"].as_array().map_or(0, Vec::len);
+            held += usize::from(window > vstate["read_offset"].as_u64().unwrap_or(0) as usize);
+            let mut state = vstate.clone();
+            let mut text: String = calls[..=k].iter().map(|c| text_of(&c["chunk"])).collect();
+            for (j, c) in calls.iter().enumerate().skip(k + 1) {
+                let mut body = c["body"].clone();
+                body["stream_state"] = state;
+                let v = post_to(&client, &sift, route, &body);
+                state = v["stream_state"].clone();
+                assert!(state["sift_state"].is_string(), "{id}: Sift's state from then on");
+                assert_eq!(
+                    deltas(&v["chunk"]),
+                    deltas(&own[j]),
+                    "{id}: chunk {j} after vLLM's state {k}: {vstate}"
+                );
+                text += &text_of(&v["chunk"]);
+            }
+            if plain {
+                assert_eq!(text, vllm_text, "{id}: from vLLM's state {k}: {vstate}");
+            }
+            resumed += 1;
+        }
+    }
+    eprintln!("{resumed} of vLLM's states resumed ({held} holding ids)");
+    assert!(held > 0, "no recorded state holds an unreleased id: the window's held part is untested");
 }

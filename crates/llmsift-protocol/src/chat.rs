@@ -9,6 +9,12 @@
 //!
 //! Invariant: a chunk's delta writes only the fields the step carries, and
 //! a call's `id`, `type` and `name` appear in its first fragment only.
+//!
+//! A step's SSE frame ([`ChatStream::step_frame`]) is written from an
+//! envelope serialized once per stream (`data: {"id":…,"object":…,
+//! "created":…,"model":…,"choices":[` and `]}` + a blank line) around the
+//! choice's JSON: byte for byte `sse::data(&step_chunk(..))`, without
+//! cloning the id and model and serializing them again per token.
 
 use crate::check::CheckedRequest;
 use crate::processor::{ChoiceOutput, ChoiceProcessor, FinishReason, Options, Step};
@@ -38,12 +44,37 @@ pub struct ChatStream {
     meta: ResponseMeta,
     field: ReasoningField,
     include_usage: bool,
+    /// `data: ` and a chunk's JSON up to its choices' opening `[`.
+    head: Vec<u8>,
 }
+
+/// What closes a one-choice chunk's frame (no `usage`: only the usage chunk has it).
+const TAIL: &[u8] = b"]}\n\n";
 
 impl ChatStream {
     /// A chunk builder for a request.
     pub fn new(meta: ResponseMeta, req: &CheckedRequest, field: ReasoningField) -> ChatStream {
-        ChatStream { meta, field, include_usage: req.include_usage }
+        let mut stream = ChatStream { meta, field, include_usage: req.include_usage, head: Vec::new() };
+        // The empty chunk's JSON ends in `"choices":[]}`: its head is all but `]}`.
+        let empty = crate::sse::data(&stream.chunk(Vec::new(), None));
+        let cut = empty.len() - TAIL.len();
+        debug_assert_eq!(&empty.as_bytes()[cut..], TAIL);
+        stream.head = empty.as_bytes()[..cut].to_vec();
+        stream
+    }
+
+    /// The SSE frame of [`ChatStream::step_chunk`], appended to `out`.
+    pub fn step_frame(&self, index: u32, step: &Step, out: &mut Vec<u8>) {
+        let choice = ChunkChoice {
+            index,
+            delta: chunk_delta(&step.delta, self.field),
+            logprobs: step.logprobs.clone(),
+            finish_reason: step.finish_reason,
+            token_ids: step.token_ids.clone(),
+        };
+        out.extend_from_slice(&self.head);
+        serde_json::to_writer(&mut *out, &choice).expect("wire types serialize");
+        out.extend_from_slice(TAIL);
     }
 
     fn chunk(&self, choices: Vec<ChunkChoice>, usage: Option<Usage>) -> ChatCompletionChunk {
@@ -175,4 +206,49 @@ pub fn complete(
 ) -> ChatCompletionResponse {
     let choice = ChoiceProcessor::new(factory, req, opts).complete(output, ids, None, engine);
     response(meta, opts.reasoning_field, &[choice])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ChatCompletionRequest;
+    use llmsift_core::ToolCallDelta;
+
+    /// A step's frame written around the envelope is byte for byte the
+    /// frame of its chunk, for every kind of step and both reasoning fields.
+    #[test]
+    fn a_step_frame_is_its_chunks_frame() {
+        let req =
+            ChatCompletionRequest::from_value(serde_json::json!({"messages": []})).unwrap().check().unwrap();
+        let meta = ResponseMeta {
+            id: "chatcmpl-\"quoted\" é".into(),
+            model: "a/model\\name".into(),
+            created: 1_700_000_000,
+            prompt_tokens: 3,
+        };
+        let mut steps = vec![Step::default()];
+        let mut s = Step::default();
+        s.delta.reasoning = "think \"hard\"\n".into();
+        s.delta.content = "ünï 🦀".into();
+        s.token_ids = Some(vec![1, 2, 3]);
+        s.logprobs = Some(serde_json::json!({"content": [{"token": "a", "logprob": -0.5}]}));
+        steps.push(s);
+        let mut s = Step::default();
+        s.delta.tool_calls.push(ToolCallDelta {
+            index: 0,
+            id: Some("call_1".into()),
+            name: Some("get_weather".into()),
+            arguments: "{\"city\": \"Paris\"}".into(),
+        });
+        s.finish_reason = Some(FinishReason::ToolCalls);
+        steps.push(s);
+        for field in [ReasoningField::Reasoning, ReasoningField::ReasoningContent] {
+            let c = ChatStream::new(meta.clone(), &req, field);
+            for (i, step) in steps.iter().enumerate() {
+                let mut out = Vec::new();
+                c.step_frame(i as u32, step, &mut out);
+                assert_eq!(String::from_utf8(out).unwrap(), crate::sse::data(&c.step_chunk(i as u32, step)));
+            }
+        }
+    }
 }

@@ -27,7 +27,10 @@
 //!
 //! Arguments: the two binaries, streams (256), the backend's pause between
 //! frames in ms (50: 20 tokens/s), the arrival ramp in ms (1000), token
-//! ids per backend frame (1; vLLM's `stream_interval`).
+//! ids per backend frame (1; vLLM's `stream_interval` done by the backend),
+//! and the requests' `stream_interval` (1; done by the gateway: one client
+//! frame per that many tokens). A client chunk is matched to the backend
+//! frame of its last token.
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -99,18 +102,26 @@ fn now_ns() -> u128 {
 
 struct StreamResult {
     seed: u64,
-    arrivals: Vec<u128>,
+    /// (backend frame, read time) per client chunk.
+    arrivals: Vec<(u32, u128)>,
     tokens: usize,
     finish: Option<String>,
     errors: usize,
 }
 
 /// `opened` counts streams that got their first chunk (never blocks the reader).
-async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<AtomicUsize>) -> StreamResult {
+async fn one(
+    client: reqwest::Client,
+    url: String,
+    seed: u64,
+    opened: Arc<AtomicUsize>,
+    (per, interval): (usize, u32),
+) -> StreamResult {
     // The same answer either way: through the gateway (chat), or straight
     // from the backend (completions, the baseline).
     let body = if url.ends_with("/chat/completions") {
         json!({"model": "qwen3", "stream": true, "return_token_ids": true, "seed": seed,
+            "stream_interval": interval,
             "messages": [{"role": "user", "content": "Paris in spring?"}]})
     } else {
         json!({"model": "qwen3", "stream": true, "seed": seed, "prompt": "Paris in spring?"})
@@ -118,6 +129,8 @@ async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Atomic
     let resp =
         client.post(url).header("content-type", "application/json").body(body.to_string()).send().await;
     let mut r = StreamResult { seed, arrivals: Vec::new(), tokens: 0, finish: None, errors: 0 };
+    // Without ids (the direct path), the chunk's position is its frame.
+    let mut chunks = 0usize;
     let Ok(resp) = resp else {
         r.errors += 1;
         opened.fetch_add(1, Ordering::SeqCst);
@@ -151,17 +164,32 @@ async fn one(client: reqwest::Client, url: String, seed: u64, opened: Arc<Atomic
                 }
                 continue;
             }
-            r.tokens += c["token_ids"].as_array().map_or(0, Vec::len);
+            let ids = c["token_ids"].as_array().map_or(0, Vec::len);
+            r.tokens += ids;
             if let Some(f) = c["finish_reason"].as_str() {
                 r.finish = Some(f.to_string());
             }
-            r.arrivals.push(t);
+            // The backend frame that carried this chunk's last token.
+            let frame = if ids > 0 { (r.tokens - 1) / per.max(1) } else { chunks };
+            chunks += 1;
+            r.arrivals.push((frame as u32, t));
         }
     }
     if first {
         opened.fetch_add(1, Ordering::SeqCst);
     }
     r
+}
+
+/// `SIFT_LOAD_BEFORE_VIA` / `SIFT_LOAD_AFTER_VIA`: a shell command run with
+/// the gateway's pid as `$1` around the gateway phase (e.g. under
+/// valgrind: `callgrind_control -z $1`, then `-d $1`, so the profile holds
+/// that phase alone: instructions and allocations per chunk).
+fn hook(var: &str, pid: u32) {
+    if let Ok(cmd) = std::env::var(var) {
+        let ok = Command::new("sh").args(["-c", &cmd, "hook", &pid.to_string()]).status();
+        assert!(ok.is_ok_and(|s| s.success()), "{var}: `{cmd}` failed");
+    }
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -183,6 +211,9 @@ async fn main() {
     let ramp: u64 = args.get(5).map_or(1000, |s| s.parse().expect("ramp ms"));
     // Token ids per backend frame (vLLM's `stream_interval`; 1 by default).
     let per = args.get(6).cloned().unwrap_or_else(|| "1".into());
+    // The requests' `stream_interval` (the gateway's; 1 by default).
+    let interval: u32 = args.get(7).map_or(1, |s| s.parse().expect("stream_interval"));
+    let shape = (per.parse::<usize>().expect("tokens per frame"), interval);
     let replay = spawn(
         replay_bin,
         &["--port", "0", "--recording", "qwen3", "--pace-ms", &pace, "--stamps", "--chunk-tokens", &per],
@@ -224,18 +255,20 @@ async fn main() {
         .build()
         .unwrap();
     // Warm up (one stream), then forget its stamps.
-    one(client.clone(), url.clone(), u64::MAX, Arc::default()).await;
+    one(client.clone(), url.clone(), u64::MAX, Arc::default(), shape).await;
     let _ = reqwest::get(format!("http://{}/replay/stamps", replay.1)).await;
     let _ = reqwest::get(format!("http://{}/debug/stamps", gw.1)).await;
     let idle = rss_kib(gw.0.id());
 
     let direct =
-        phase(&client, &format!("http://{}/v1/completions", replay.1), &replay.1, n, ramp, None).await;
+        phase(&client, &format!("http://{}/v1/completions", replay.1), &replay.1, n, ramp, None, shape).await;
+    hook("SIFT_LOAD_BEFORE_VIA", gw.0.id());
     let cpu_before = cpu_s(gw.0.id());
-    let via = phase(&client, &url, &replay.1, n, ramp, Some((gw.0.id(), &gw.1))).await;
+    let via = phase(&client, &url, &replay.1, n, ramp, Some((gw.0.id(), &gw.1)), shape).await;
     let cpu = cpu_s(gw.0.id()) - cpu_before;
+    hook("SIFT_LOAD_AFTER_VIA", gw.0.id());
     println!(
-        "streams: {n}, tokens per stream: {}, backend pace: {pace} ms/frame, {per} token(s) per frame, arrivals over {ramp} ms",
+        "streams: {n}, tokens per stream: {}, backend pace: {pace} ms/frame, {per} token(s) per frame, stream_interval {interval}, arrivals over {ramp} ms",
         via.tokens
     );
     println!("load average before: {load_before}, after: {}", loadavg());
@@ -273,6 +306,11 @@ async fn main() {
         via.e2e.len(),
         cpu * 1e6 / via.e2e.len() as f64,
         cpu * 1e6 / n as f64,
+    );
+    println!(
+        "gateway CPU per token: {:.1} µs ({} tokens)",
+        cpu * 1e6 / (via.tokens * n) as f64,
+        via.tokens * n
     );
     println!(
         "gateway RSS: idle {} KiB, {n} streams open {} KiB: {:.1} KiB per open stream",
@@ -314,6 +352,7 @@ async fn phase(
     n: usize,
     ramp: u64,
     gw: Option<(u32, &str)>,
+    shape: (usize, u32),
 ) -> Phase {
     let pid = gw.map(|g| g.0);
     let opened = Arc::new(AtomicUsize::new(0));
@@ -324,7 +363,7 @@ async fn phase(
             let delay = Duration::from_micros(ramp * 1000 * i / n as u64);
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
-                one(client, url, i, opened).await
+                one(client, url, i, opened, shape).await
             })
         })
         .collect();
@@ -359,8 +398,8 @@ async fn phase(
         if r.tokens != tokens || tokens == 0 || r.finish.as_deref() != Some("stop") {
             lost += 1;
         }
-        for (k, &read) in r.arrivals.iter().enumerate() {
-            let key = (r.seed, k as u32);
+        for &(k, read) in &r.arrivals {
+            let key = (r.seed, k);
             let Some(&s) = sent.get(&key) else { continue };
             e2e.push(ms(s, read));
             if let Some(&(received, handed)) = relayed.get(&key) {

@@ -257,6 +257,7 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     let empty = serde_json::Map::new();
     let obj = body.as_object().unwrap_or(&empty);
     let sampling = crate::outbound::fields(&model, &checked, obj, prompt.as_deref())?;
+    let interval = stream_interval(&model, obj)?;
     crate::outbound::settle(&model, &mut checked, &sampling);
     let prefix = match api {
         Api::Chat => "chatcmpl",
@@ -317,6 +318,7 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
     // body, which drops the backend stream and so cancels its request.
     s.0.metrics.open_streams.inc();
     let mut out = Output::new(&model, api, &checked, &meta);
+    out.set_interval(interval);
     let relay = Relay {
         opening: Some(Bytes::from(out.start().concat())),
         out,
@@ -344,6 +346,18 @@ async fn run(s: &AppState, api: Api, body: Result<Bytes, BytesRejection>) -> Res
         .header(header::CACHE_CONTROL, "no-cache")
         .body(body)
         .expect("static headers"))
+}
+
+/// Tokens per streamed delta: the request's `stream_interval`, at least the
+/// model's (vLLM clamps a request's up to its server's `--stream-interval`).
+fn stream_interval(model: &Model, body: &serde_json::Map<String, Value>) -> Result<u32, ApiError> {
+    let asked = match body.get("stream_interval") {
+        None | Some(Value::Null) => 1,
+        Some(v) => v.as_u64().filter(|n| *n >= 1).and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            ApiError::bad_request("`stream_interval` must be an integer >= 1", Some("stream_interval".into()))
+        })?,
+    };
+    Ok(asked.max(model.stream_interval))
 }
 
 /// One open stream: the backend's chunks to the client's frames. Counted in
@@ -385,7 +399,11 @@ impl Relay {
         if frames.is_empty() {
             return None;
         }
-        let bytes = Bytes::from(frames.concat());
+        // One frame (the usual case) is handed over as it is, not copied.
+        let bytes = match <[String; 1]>::try_from(frames) {
+            Ok([one]) => Bytes::from(one),
+            Err(frames) => Bytes::from(frames.concat()),
+        };
         if let Some(at) = received {
             // Handed to the connection now; hyper writes it in the same poll.
             metrics.relay.observe(at.elapsed().as_secs_f64());

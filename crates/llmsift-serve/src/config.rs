@@ -98,6 +98,11 @@ pub struct ModelConfig {
     /// (`vllm_text_loss`), and one-shot decisions vLLM makes on the whole
     /// output are made on it (`vllm_one_shot`: such formats hold the output).
     pub vllm_compat: bool,
+    /// Tokens per streamed delta at least (vLLM's `--stream-interval`): the
+    /// gateway holds a choice's output until this many tokens arrived since
+    /// its last delta (the first and last are never held); a request's
+    /// `stream_interval` may raise it. Unset: 1, every backend chunk.
+    pub stream_interval: Option<u32>,
 }
 
 /// Whose names a `completions` backend takes for decoding constraints.
@@ -217,6 +222,11 @@ impl Config {
             if m.guided_fields == GuidedFields::Llamacpp && kind != BackendKind::Chat {
                 return Err(ServeError::Config(format!(
                     "model `{name}`: guided_fields = \"llamacpp\" is for a `chat` backend (a `llamacpp` backend always gets llama.cpp's fields)"
+                )));
+            }
+            if m.stream_interval == Some(0) {
+                return Err(ServeError::Config(format!(
+                    "model `{name}`: stream_interval must be at least 1"
                 )));
             }
         }

@@ -18,6 +18,13 @@
 //! gateway's (its rendered prompt, the ids it was given): [`counted`], for
 //! the stream's closing frames and the one-shot answers alike.
 //!
+//! With a stream interval of N > 1 (vLLM's `stream_interval`: the
+//! request's, at least the model's), a choice's output is held until N
+//! tokens have arrived since its last delta, then parsed as one chunk: one
+//! delta (one client frame) per N tokens, as vLLM's engine sends them. The
+//! first chunk and the last are never held, and nothing is held past the
+//! N-th token (`Held`).
+//!
 //! Invariants: the text parsed is the detokenization of the backend's ids
 //! when the model has a tokenizer and the backend sent ids (markers then
 //! match by id), else the backend's text; the one-shot answer is built by
@@ -47,6 +54,57 @@ struct Choice {
     processor: ChoiceProcessor,
     detok: Option<Detokenizer>,
     finish: Option<FinishReason>,
+    held: Held,
+}
+
+/// A choice's output not yet parsed under a stream interval: the text, ids
+/// and logprob entries of the tokens since its last delta (vLLM's
+/// `OutputProcessor` rule: send on the first token, the last, and every
+/// `stream_interval` tokens).
+#[derive(Default)]
+struct Held {
+    text: String,
+    /// `None` once a chunk came without ids (then the text is parsed alone).
+    ids: Option<Vec<u32>>,
+    lps: Option<Vec<Value>>,
+    /// Backend tokens held (a chunk without ids counts one).
+    tokens: u64,
+    /// Whether any chunk was held since the last delta.
+    any: bool,
+    /// Whether a delta was parsed yet (the first is never held).
+    sent: bool,
+}
+
+impl Held {
+    fn add(&mut self, text: String, ids: Option<Vec<u32>>, lps: Option<Vec<Value>>, tokens: u64) {
+        let first = !std::mem::replace(&mut self.any, true);
+        self.text.push_str(&text);
+        self.ids = match (first, self.ids.take(), ids) {
+            (true, _, ids) => ids,
+            (false, Some(mut a), Some(b)) => {
+                a.extend(b);
+                Some(a)
+            }
+            _ => None,
+        };
+        self.lps = match (first, self.lps.take(), lps) {
+            (true, _, lps) => lps,
+            (false, Some(mut a), Some(b)) => {
+                a.extend(b);
+                Some(a)
+            }
+            _ => None,
+        };
+        self.tokens += tokens;
+    }
+
+    /// Everything held, as one chunk's text, ids and entries.
+    fn take(&mut self) -> (String, Option<Vec<u32>>, Option<Vec<Value>>) {
+        self.sent = true;
+        self.tokens = 0;
+        self.any = false;
+        (std::mem::take(&mut self.text), self.ids.take(), self.lps.take())
+    }
 }
 
 /// The streaming state of one request.
@@ -64,6 +122,8 @@ pub struct Output {
     ended: bool,
     /// `top_logprobs` when the request asked for logprobs.
     top: Option<i64>,
+    /// Tokens per delta at least (vLLM's `stream_interval`; 1: every chunk).
+    interval: u64,
 }
 
 impl Output {
@@ -80,6 +140,7 @@ impl Output {
                 processor: ChoiceProcessor::new(&model.factory, req, &model.opts),
                 detok: model.view.as_ref().map(|v| v.detokenizer_with(skip)),
                 finish: None,
+                held: Held::default(),
             })
             .collect();
         Output {
@@ -92,7 +153,14 @@ impl Output {
             frames: 0,
             ended: false,
             top: req.logprobs.then(|| req.top_logprobs.unwrap_or(0)),
+            interval: 1,
         }
+    }
+
+    /// Parses (and sends) one delta per `n` tokens at most often (vLLM's
+    /// `stream_interval`, settled when the request is read); 1 by default.
+    pub fn set_interval(&mut self, n: u32) {
+        self.interval = u64::from(n.max(1));
     }
 
     /// The opening frames.
@@ -141,6 +209,7 @@ impl Output {
             }
             return out;
         }
+        let tokens = chunk.ids.as_ref().map_or(1, |i| i.len() as u64);
         let (text, ids, lps) = match (&mut choice.detok, chunk.ids) {
             (Some(d), Some(ids)) => {
                 let text = d.push_ids(&ids);
@@ -151,6 +220,15 @@ impl Output {
                 choice.detok = None;
                 (chunk.text, ids, chunk.logprobs)
             }
+        };
+        let (text, ids, lps) = if self.interval > 1 {
+            choice.held.add(text, ids, lps, tokens);
+            if chunk.finish.is_none() && choice.held.sent && choice.held.tokens < self.interval {
+                return Vec::new();
+            }
+            choice.held.take()
+        } else {
+            (text, ids, lps)
         };
         let lps = lps.map(|mut e| {
             crate::backend::logprobs::truncate(&mut e, self.top.unwrap_or(0));
@@ -181,7 +259,12 @@ impl Output {
 
     fn emit(&mut self, index: u32, step: &Step, out: &mut Vec<String>) {
         match &mut self.emitter {
-            Emitter::Chat(c) => out.push(sse::data(&c.step_chunk(index, step))),
+            Emitter::Chat(c) => {
+                // The envelope is serialized once per stream (`ChatStream::step_frame`).
+                let mut frame = Vec::with_capacity(256);
+                c.step_frame(index, step, &mut frame);
+                out.push(String::from_utf8(frame).expect("serde_json writes UTF-8"));
+            }
             Emitter::Responses(r) => out.extend(r.push(step).iter().map(|e| sse::event(e.event_type(), e))),
             Emitter::Anthropic(a) => out.extend(a.push(step).iter().map(|e| sse::event(e.event_type(), e))),
         }
@@ -231,8 +314,11 @@ impl Output {
             if c.finish.is_some() {
                 continue;
             }
-            let rest = c.detok.take().map(Detokenizer::finish).unwrap_or_default();
-            let mut step = c.processor.finish_with(&rest, Some(&[]), None, FinishReason::Stop);
+            // What a stream interval held is delivered first.
+            let (mut rest, ids, _) = c.held.take();
+            rest += &c.detok.take().map(Detokenizer::finish).unwrap_or_default();
+            let ids = ids.unwrap_or_default();
+            let mut step = c.processor.finish_with(&rest, Some(&ids), None, FinishReason::Stop);
             c.finish = step.finish_reason;
             // The output was cut by a failure, not finished: no finish reason is claimed.
             step.finish_reason = None;

@@ -55,6 +55,8 @@ pub struct Model {
     /// `llamacpp`: the reasoning forced into the constraint, at most this
     /// many characters (`ModelConfig::grammar_reasoning_chars`).
     pub grammar_reasoning_chars: Option<u32>,
+    /// Tokens per streamed delta at least (`ModelConfig::stream_interval`).
+    pub stream_interval: u32,
 }
 
 /// All served models.
@@ -234,6 +236,7 @@ fn build(
         parsers: (reasoning, tools),
         guided: m.guided_fields,
         grammar_reasoning_chars: m.grammar_reasoning_chars,
+        stream_interval: m.stream_interval.unwrap_or(1),
     })
 }
 

@@ -132,7 +132,8 @@ pub const FIELDS: &[Field] = &[
     f("kv_transfer_params", F("kv_transfer_params"), R, F("kv_transfer_params")),
     f("ec_transfer_params", F("ec_transfer_params"), R, F("ec_transfer_params")),
     f("vllm_xargs", F("vllm_xargs"), R, F("vllm_xargs")),
-    f("stream_interval", F("stream_interval"), R, F("stream_interval")),
+    // Forwarded where the backend batches; the gateway also holds deltas to it (`drive.rs`).
+    f("stream_interval", F("stream_interval"), G, F("stream_interval")),
     // The gateway renders and detokenizes for token backends; a chat backend does both itself.
     f("spaces_between_special_tokens", R, R, F("spaces_between_special_tokens")),
     f("continue_final_message", R, R, F("continue_final_message")),

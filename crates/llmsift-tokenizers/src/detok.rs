@@ -103,12 +103,21 @@ impl Detokenizer {
     }
 
     /// A detokenizer that continues from a carried [`Detokenizer::window`]
-    /// (`None` when `read` is past the ids: not a window this type made).
-    pub fn resume(view: &TokenizerView, skip_special: bool, ids: Vec<u32>, read: usize) -> Option<Self> {
+    /// or from vLLM's window (`prev_token_ids[prefix_offset..]`,
+    /// `read_offset - prefix_offset`): `None` when `read` is past the ids.
+    /// With a concatenating decoder the prefix adds nothing (module docs)
+    /// and is dropped, so a window whose prefix is not empty (vLLM keeps
+    /// one for every decoder) is read as the held ids alone.
+    pub fn resume(view: &TokenizerView, skip_special: bool, mut ids: Vec<u32>, read: usize) -> Option<Self> {
         if read > ids.len() {
             return None;
         }
         let mut d = Self::with_skip(view, skip_special);
+        if d.concat {
+            ids.drain(..read);
+            d.ids = ids;
+            return Some(d);
+        }
         d.prefix = d.decode(&ids[..read]);
         d.ids = ids;
         d.read = read;

@@ -38,3 +38,26 @@ fn a_window_that_is_not_one_is_refused() {
     assert!(Detokenizer::resume(&view, false, vec![1, 2], 3).is_none());
     assert!(Detokenizer::resume(&view, false, vec![1, 2], 2).is_some());
 }
+
+/// vLLM's window keeps the last released ids as a prefix on every decoder
+/// (`prev_token_ids[prefix_offset..read_offset]`); a concatenating decoder
+/// resumed from it releases only the text after it, never the prefix again.
+#[test]
+fn a_window_with_a_prefix_releases_only_what_follows() {
+    for name in TOKENIZER_NAMES {
+        let view = TokenizerView::named(name).unwrap();
+        let ids = view.encode(TEXT).unwrap();
+        let whole = view.decode(&ids);
+        for cut in 1..ids.len() {
+            let before = view.decode(&ids[..cut]);
+            if before.ends_with(char::REPLACEMENT_CHARACTER) {
+                continue;
+            }
+            let from = cut.saturating_sub(3);
+            let mut d = Detokenizer::resume(&view, false, ids[from..cut].to_vec(), cut - from).unwrap();
+            let mut got = d.push_ids(&ids[cut..]);
+            got.push_str(&d.finish());
+            assert_eq!(before + &got, whole, "{name}, cut at {cut}");
+        }
+    }
+}

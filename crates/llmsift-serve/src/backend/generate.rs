@@ -53,7 +53,9 @@ pub fn fate(name: &str, completions: Fate) -> Fate {
         // The gateway tokenized the prompt: these would change what it sent.
         "add_special_tokens" | "truncate_prompt_tokens" | "truncation_side" => Fate::Refuse,
         // Not fields of `GenerateRequest` nor of `SamplingParams`.
-        "session_id" | "ec_transfer_params" | "watermarking" | "stream_interval" => Fate::Refuse,
+        "session_id" | "ec_transfer_params" | "watermarking" => Fate::Refuse,
+        // The gateway holds deltas to it itself (`drive.rs`).
+        "stream_interval" => Fate::Gateway,
         _ => completions,
     }
 }

@@ -7,9 +7,13 @@
 //! detokenizer window, feeds the chunk's ids, and answers the chunk with
 //! the state sealed again, bound to the request (its `request_id`, the
 //! model, `chat_request` and `prompt_token_ids`), so a state is refused for
-//! any other request. A state vLLM made (no `sift_state`; its replay buffer
-//! `output_token_ids` cut by `output_chunk_lens`) is read by replaying it
-//! once, after which the compact state travels.
+//! any other request. A state vLLM made is read too, after which the
+//! compact state travels: its parser path's replay buffer
+//! (`output_token_ids` cut by `output_chunk_lens`) is replayed once; its
+//! plain path's decode window (`prev_token_ids` from `prefix_offset`,
+//! `read_offset`: no parser configured, and every completions stream)
+//! resumes the detokenizer, the parser starting afresh as vLLM's does
+//! when it has no replay buffer.
 
 use super::render::no_tokenizer;
 use super::{body_json, now, state_error, token_ids};
@@ -270,11 +274,25 @@ fn stream_state(token: String, role_sent: bool, tools_streamed: bool) -> Value {
     })
 }
 
-/// The carried token of a `stream_state`, or a vLLM replay buffer.
+/// The carried token of a `stream_state`, or a state vLLM made.
 enum Carried<'a> {
-    Fresh { role_sent: bool },
+    Fresh {
+        role_sent: bool,
+    },
     Sift(&'a str),
-    Replay { ids: Vec<u32>, lens: Vec<usize>, role_sent: bool },
+    /// vLLM's parser path: every output id so far, cut as it arrived.
+    Replay {
+        ids: Vec<u32>,
+        lens: Vec<usize>,
+        role_sent: bool,
+    },
+    /// vLLM's plain path: its detokenizer window, rebased to
+    /// `prefix_offset` (the ids before it are never read again).
+    Window {
+        ids: Vec<u32>,
+        read: usize,
+        role_sent: bool,
+    },
 }
 
 fn carried(b: &Map<String, Value>) -> Result<Carried<'_>, ApiError> {
@@ -290,7 +308,7 @@ fn carried(b: &Map<String, Value>) -> Result<Carried<'_>, ApiError> {
     let role_sent = st.get("role_sent").and_then(Value::as_bool).unwrap_or(false);
     let ids = token_ids(st.get("output_token_ids"), "stream_state.output_token_ids")?.unwrap_or_default();
     if ids.is_empty() {
-        return Ok(Carried::Fresh { role_sent });
+        return plain_window(st, role_sent);
     }
     let lens: Vec<usize> = match st.get("output_chunk_lens").and_then(Value::as_array) {
         Some(l) => l
@@ -304,6 +322,38 @@ fn carried(b: &Map<String, Value>) -> Result<Carried<'_>, ApiError> {
         return Err(bad("has `output_chunk_lens` that do not sum to len(output_token_ids)"));
     }
     Ok(Carried::Replay { ids, lens, role_sent })
+}
+
+/// vLLM's plain-path state (`_detokenize_delta`): the window
+/// `prev_token_ids`, of which `[prefix_offset..read_offset]` is the last
+/// released text and the rest is held; vLLM rebases it after every id
+/// (`prefix_offset` 0) and seeds it with the prompt's tail on the first
+/// call. An empty window is a fresh start.
+fn plain_window(st: &Map<String, Value>, role_sent: bool) -> Result<Carried<'_>, ApiError> {
+    let mut ids = token_ids(st.get("prev_token_ids"), "stream_state.prev_token_ids")?.unwrap_or_default();
+    if ids.is_empty() {
+        return Ok(Carried::Fresh { role_sent });
+    }
+    let offset = |name: &str| -> Result<usize, ApiError> {
+        match st.get(name) {
+            None | Some(Value::Null) => Ok(0),
+            Some(v) => v.as_u64().map(|n| n as usize).ok_or_else(|| {
+                ApiError::bad_request(
+                    format!("`stream_state.{name}` must be a non-negative integer"),
+                    Some("stream_state".into()),
+                )
+            }),
+        }
+    };
+    let (prefix, read) = (offset("prefix_offset")?, offset("read_offset")?);
+    if prefix > read || read > ids.len() {
+        return Err(ApiError::bad_request(
+            "`stream_state` has offsets outside `prev_token_ids` (prefix_offset <= read_offset <= its length)",
+            Some("stream_state".into()),
+        ));
+    }
+    ids.drain(..prefix);
+    Ok(Carried::Window { ids, read: read - prefix, role_sent })
 }
 
 /// Streaming chat derender: one generate chunk → `{chunk, stream_state}`.
@@ -347,6 +397,12 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
             }
             (p, d, role_sent, now())
         }
+        Carried::Window { ids, read, role_sent } => (
+            ChoiceProcessor::new(&model.factory, &req, &model.opts),
+            resumed_window(&view, skip, ids, read)?,
+            role_sent,
+            now(),
+        ),
     };
     let mut text = detok.push_ids(&ids);
     let kept_ids = kept(&view, skip, &ids);
@@ -384,6 +440,17 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
         &ChatCarryRef { processor: proc.snapshot(), window: detok.window(), role_sent, created },
     );
     Ok(json!({"chunk": chunk, "stream_state": stream_state(token, role_sent, proc.calls_sent())}))
+}
+
+/// A detokenizer resumed from vLLM's window (checked by [`plain_window`]).
+fn resumed_window(
+    view: &TokenizerView,
+    skip: bool,
+    ids: Vec<u32>,
+    read: usize,
+) -> Result<Detokenizer, ApiError> {
+    Detokenizer::resume(view, skip, ids, read)
+        .ok_or_else(|| state_error(llmsift_protocol::carry::CarryError::Mismatch("window")))
 }
 
 fn req_include_usage(b: &Map<String, Value>) -> bool {
@@ -472,6 +539,7 @@ fn text_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
             d.push_ids(&ids);
             (d, now())
         }
+        Carried::Window { ids, read, .. } => (resumed_window(&view, skip, ids, read)?, now()),
     };
     let mut text = detok.push_ids(&ids);
     if finish.is_some() {
