@@ -106,13 +106,20 @@ pub struct Request {
     /// came from a backend that guided it to that JSON itself (a chat
     /// backend given `tool_choice`).
     pub choice_as_json: bool,
+    /// Account for every output byte (default false): each delta also
+    /// carries `spans`, the raw output it settled as runs of reasoning and
+    /// content, calls' raw text, and dropped bytes with a reason, so the
+    /// raw output is rebuilt exactly from the message and its spans
+    /// (`crate::spans`, `docs/byte-spans.md`). Off, the parser does no work
+    /// for it.
+    pub byte_spans: bool,
 }
 
 impl Request {
     /// The two vLLM-compatibility flags, for [`Policy::resolve`] (the
     /// parser's decisions are settled from them once, when it is built).
     pub(crate) fn vllm(&self) -> Vllm {
-        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot }
+        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot, spans: self.byte_spans }
     }
 }
 
@@ -130,6 +137,7 @@ impl Default for Request {
             vllm_text_loss: false,
             vllm_one_shot: false,
             choice_as_json: false,
+            byte_spans: false,
         }
     }
 }
@@ -445,7 +453,15 @@ impl ParserFactory {
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
-        Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None, rt: None }
+        Parser {
+            engine,
+            finished: false,
+            post,
+            limits: LimitState::new(self.limits),
+            whole: None,
+            rt: None,
+            account: None,
+        }
     }
 }
 
@@ -516,6 +532,8 @@ pub struct Parser {
     pub(crate) whole: Option<Box<Held>>,
     /// The region machine of a response template, which then parses alone.
     pub(crate) rt: Option<Box<Stream>>,
+    /// Byte accounting (`Request::byte_spans`; `crate::account`).
+    pub(crate) account: Option<Box<crate::account::Accountant>>,
 }
 
 impl Parser {
@@ -524,6 +542,9 @@ impl Parser {
     pub fn push_into(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
         if self.finished {
             return;
+        }
+        if self.account.is_some() {
+            return self.push_accounted(text, ids, out);
         }
         if let Some(w) = &mut self.whole {
             return w.push(text, ids);
@@ -541,6 +562,36 @@ impl Parser {
         if Self::mark(out) != mark {
             self.limit(out, mark, false);
         }
+    }
+
+    /// `push_into` with byte accounting: the engine lexes every byte (no
+    /// fast path) and notes what it consumed; the accountant places the
+    /// delta on the raw output (`crate::account`).
+    #[inline(never)]
+    fn push_accounted(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
+        let mut d = Delta::default();
+        if let Some(w) = &mut self.whole {
+            w.push(text, ids);
+        } else {
+            match (&mut self.rt, &mut self.post) {
+                (Some(rt), _) => rt.push(text, &mut d),
+                (None, None) => self.engine.push_lexed(text, ids, &mut d),
+                (None, Some(p)) => {
+                    let mut s = p.scratch();
+                    self.engine.push_lexed(text, ids, &mut s);
+                    p.apply(s, false, &mut d);
+                }
+            }
+            if Self::mark(&d) != (0, 0) {
+                self.limit(&mut d, (0, 0), false);
+            }
+        }
+        if let Some(mut a) = self.account.take() {
+            self.engine.take_notes(&mut a.notes);
+            a.delta(text, &mut d);
+            self.account = Some(a);
+        }
+        out.append(&d);
     }
 
     /// Applies the limits to what the last push or finish appended to `out`
@@ -583,6 +634,15 @@ impl Parser {
     /// Ends the stream: flushes held text and deferred markers, closes an
     /// open call, ends open reasoning. Later calls produce nothing.
     pub fn finish_into(&mut self, out: &mut Delta) {
+        if let Some(mut a) = self.account.take() {
+            // The ordinary finish, then the accountant's last placing.
+            let mut d = Delta::default();
+            self.finish_into(&mut d);
+            self.engine.take_notes(&mut a.notes);
+            a.finish(&mut d);
+            self.account = Some(a);
+            return out.append(&d);
+        }
         if std::mem::replace(&mut self.finished, true) {
             return;
         }

@@ -23,7 +23,8 @@
 //! ones, so every other rule holds unchanged. Memory is the output's size
 //! (the price of the setting; formats without `[vllm.one_shot]` never hold).
 
-use crate::engine::{Answer, Policy, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::account::Accountant;
+use crate::engine::{Answer, Policy, Spans, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::{Delta, Message};
@@ -41,6 +42,12 @@ impl ParserFactory {
             let loss = policy.one_shot_loss;
             let w = Whole { factory: self.clone(), req: req.clone(), pick, loss };
             p.whole = Some(Box::new(Held::new(Box::new(w))));
+        }
+        // Byte accounting, settled with the rest of the policy.
+        let spans = policy.map_or_else(|| Spans::of(req.vllm()), |p| p.spans);
+        if let Some(a) = Accountant::new(spans, !req.include_reasoning, self.format()) {
+            p.engine.keep_ledger();
+            p.account = Some(a);
         }
         p
     }

@@ -33,6 +33,7 @@ mod envelope;
 mod frames;
 mod hold;
 mod kernel;
+mod ledger;
 mod lex;
 mod params;
 mod policy;
@@ -57,7 +58,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use policy::EnginePolicy;
-pub(crate) use policy::{Answer, NoneChoice, Policy, Text, Vllm};
+pub(crate) use ledger::Class;
+pub(crate) use policy::{Answer, NoneChoice, Policy, Spans, Text, Vllm};
 
 /// Longest message header kept (harmony headers are a few dozen bytes).
 const MAX_HEADER: usize = 1024;
@@ -201,6 +203,10 @@ pub(crate) struct Engine {
     /// From the request: relinked on resume.
     #[serde(skip)]
     set: Settings,
+    /// What the lexer consumed, with the request setting `byte_spans`
+    /// (`ledger.rs`); not carried.
+    #[serde(skip)]
+    ledger: Option<Box<ledger::Ledger>>,
 }
 
 /// Non-blank content came after a call committed.
@@ -244,6 +250,7 @@ impl Engine {
             seen: 0,
             prompt_lost: false,
             set,
+            ledger: None,
         };
         let mut sink = Delta::default();
         e.enter(start, &mut sink);
