@@ -212,16 +212,18 @@ impl Accountant {
     /// Where the call starting at the cursor ends: before the next text,
     /// or before the next call's opening marker. `None`: not known yet.
     fn call_end(&self) -> Option<usize> {
-        let (mut j, mut opened) = (self.cur, false);
+        let (mut j, mut opened, mut prev) = (self.cur, false, Class::Pending);
         loop {
             let Some((ch, class)) = self.at(j) else { return self.finished.then_some(j) };
             match class {
                 Class::Pending => return None,
                 Class::Reasoning | Class::Content | Class::Unknown => return Some(j),
-                Class::CallMarker if opened => return Some(j),
+                // A call marker's first byte: this call's opener, or the next call's.
+                Class::CallMarker if prev != Class::CallMarker && opened => return Some(j),
                 Class::CallMarker => opened = true,
                 _ => {}
             }
+            prev = class;
             j += ch.len_utf8();
         }
     }
