@@ -491,6 +491,18 @@ pub(crate) trait ReadWhole: std::fmt::Debug + Send + Sync {
     /// Parses the whole output into `out`; the limits state of the parser
     /// that ran (what it cut).
     fn read(&self, text: String, ids: Option<Vec<u32>>, limits: Limits, out: &mut Delta) -> LimitState;
+
+    /// `read`, and with byte accounting the ledger notes of the engine
+    /// whose reading `out` is, when it read the output as written
+    /// (offsets in the output); none when the text it read was changed.
+    fn read_noted(
+        &self,
+        text: String,
+        ids: Option<Vec<u32>>,
+        limits: Limits,
+        out: &mut Delta,
+        notes: &mut Vec<(usize, usize, crate::engine::Class)>,
+    ) -> LimitState;
 }
 
 impl Held {
@@ -573,18 +585,7 @@ impl Parser {
         if let Some(w) = &mut self.whole {
             w.push(text, ids);
         } else {
-            match (&mut self.rt, &mut self.post) {
-                (Some(rt), _) => rt.push(text, &mut d),
-                (None, None) => self.engine.push_lexed(text, ids, &mut d),
-                (None, Some(p)) => {
-                    let mut s = p.scratch();
-                    self.engine.push_lexed(text, ids, &mut s);
-                    p.apply(s, false, &mut d);
-                }
-            }
-            if Self::mark(&d) != (0, 0) {
-                self.limit(&mut d, (0, 0), false);
-            }
+            self.push_noted(text, ids, &mut d);
         }
         if let Some(mut a) = self.account.take() {
             self.engine.take_notes(&mut a.notes);
@@ -592,6 +593,25 @@ impl Parser {
             self.account = Some(a);
         }
         out.append(&d);
+    }
+
+    /// `push_into` for a parser whose engine keeps a byte ledger (no fast
+    /// path, so every byte is noted; the whole-output reader's parsers and
+    /// the accounted parser's own push).
+    pub(crate) fn push_noted(&mut self, text: &str, ids: Option<&[u32]>, d: &mut Delta) {
+        let mark = Self::mark(d);
+        match (&mut self.rt, &mut self.post) {
+            (Some(rt), _) => rt.push(text, d),
+            (None, None) => self.engine.push_lexed(text, ids, d),
+            (None, Some(p)) => {
+                let mut s = p.scratch();
+                self.engine.push_lexed(text, ids, &mut s);
+                p.apply(s, false, d);
+            }
+        }
+        if Self::mark(d) != mark {
+            self.limit(d, mark, false);
+        }
     }
 
     /// Applies the limits to what the last push or finish appended to `out`
@@ -637,7 +657,14 @@ impl Parser {
         if let Some(mut a) = self.account.take() {
             // The ordinary finish, then the accountant's last placing.
             let mut d = Delta::default();
-            self.finish_into(&mut d);
+            match self.whole.take() {
+                Some(w) if !self.finished => {
+                    self.finished = true;
+                    let Held { text, ids, reader } = *w;
+                    self.limits = reader.read_noted(text, ids, self.limits.limits(), &mut d, &mut a.notes);
+                }
+                _ => self.finish_into(&mut d),
+            }
             self.engine.take_notes(&mut a.notes);
             a.finish(&mut d);
             self.account = Some(a);

@@ -99,12 +99,12 @@ impl Engine {
     }
 
     /// `push` for an engine with a ledger: the same steps without the
-    /// plain-delta fast path, each run of bytes noted as it is consumed.
+    /// plain-delta fast path, each run of bytes noted as it is consumed
+    /// (`push` itself for an engine without one).
     pub fn push_lexed(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
-        if let Some(l) = &mut self.ledger {
-            l.base = l.pushed as i64 - self.held.len() as i64;
-            l.pushed += text.len();
-        }
+        let Some(l) = &mut self.ledger else { return self.push(text, ids, out) };
+        l.base = l.pushed as i64 - self.held.len() as i64;
+        l.pushed += text.len();
         self.push_slow(text, ids, out);
     }
 
