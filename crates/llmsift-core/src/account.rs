@@ -66,6 +66,23 @@ pub(crate) struct Accountant {
     /// Steps B and D found nothing for the waiting character before these
     /// offsets.
     memo: (usize, usize),
+    /// Under vLLM's settings: what a parser with the default settings kept
+    /// of the same output (see [`Twin`]).
+    twin: Option<Twin>,
+}
+
+/// The raw bytes a default-settings parser of the same output put in a
+/// field or a call, as far as its spans are settled: under vLLM's settings,
+/// a dropped byte it kept is vLLM's loss, one it dropped too is the
+/// format's. Spans wait in `held` until the twin has settled their bytes.
+#[derive(Debug, Default)]
+struct Twin {
+    /// The twin's spans end here.
+    settled: usize,
+    /// Ranges it kept, in order (those before `released` are let go).
+    kept: VecDeque<(usize, usize)>,
+    /// This accountant's spans not yet released.
+    held: Vec<Span>,
 }
 
 impl Accountant {
@@ -89,7 +106,62 @@ impl Accountant {
             markers,
             finished: false,
             memo: (0, 0),
+            twin: (spans == Spans::VllmLoss).then(Twin::default),
         }))
+    }
+
+    /// Whether a default-settings twin parser must run beside this one.
+    pub fn wants_twin(&self) -> bool {
+        self.twin.is_some()
+    }
+
+    /// The twin's spans of the same delta.
+    pub fn twin_spans(&mut self, spans: &[Span]) {
+        let Some(t) = &mut self.twin else { return };
+        for s in spans {
+            t.settled = t.settled.max(s.end);
+            if matches!(s.kind, SpanKind::Reasoning | SpanKind::Content | SpanKind::Call { .. }) && s.start < s.end {
+                match t.kept.back_mut() {
+                    Some(last) if last.1 == s.start => last.1 = s.end,
+                    _ => t.kept.push_back((s.start, s.end)),
+                }
+            }
+        }
+    }
+
+    /// Releases the spans the twin has settled (all at the end), each
+    /// dropped span split by what the twin kept.
+    fn release_twin(&mut self, out: &mut Vec<Span>, all: bool) {
+        let Some(t) = &mut self.twin else { return };
+        t.held.append(out);
+        let n = if all { t.held.len() } else { t.held.iter().take_while(|s| s.end <= t.settled).count() };
+        for s in t.held.drain(..n) {
+            let SpanKind::Dropped { reason } = s.kind else {
+                push_span(out, s);
+                continue;
+            };
+            if matches!(reason, Reason::Marker | Reason::Hidden) {
+                push_span(out, s);
+                continue;
+            }
+            // Split at the twin's kept ranges.
+            let own = if reason == Reason::VllmLoss { Reason::Framing } else { reason };
+            let mut at = s.start;
+            while at < s.end {
+                while t.kept.front().is_some_and(|k| k.1 <= at) {
+                    t.kept.pop_front();
+                }
+                let (kept, to) = match t.kept.front() {
+                    Some(&(a, b)) if a <= at => (true, b.min(s.end)),
+                    Some(&(a, _)) => (false, a.min(s.end)),
+                    None => (false, s.end),
+                };
+                let text = s.text[at - s.start..to - s.start].to_string();
+                let reason = if kept { Reason::VllmLoss } else { own };
+                push_span(out, Span { start: at, end: to, kind: SpanKind::Dropped { reason }, text });
+                at = to;
+            }
+        }
     }
 
     /// Accounts one delta: `text` was pushed, `d` is what it produced;
@@ -101,6 +173,7 @@ impl Accountant {
         self.take(d);
         let mut spans = std::mem::take(&mut d.spans);
         self.run(&mut spans);
+        self.release_twin(&mut spans, false);
         d.spans = spans;
         self.release();
     }
@@ -122,6 +195,7 @@ impl Accountant {
         let end = self.base + self.raw.len();
         self.label(self.cur, end, &mut spans);
         self.cur = end;
+        self.release_twin(&mut spans, true);
         d.spans = spans;
     }
 

@@ -461,6 +461,7 @@ impl ParserFactory {
             whole: None,
             rt: None,
             account: None,
+            twin: None,
         }
     }
 }
@@ -546,6 +547,10 @@ pub struct Parser {
     pub(crate) rt: Option<Box<Stream>>,
     /// Byte accounting (`Request::byte_spans`; `crate::account`).
     pub(crate) account: Option<Box<crate::account::Accountant>>,
+    /// Under vLLM's settings with byte accounting: the same request's
+    /// parser with the default settings, which tells vLLM's loss from the
+    /// format's framing.
+    pub(crate) twin: Option<Box<Parser>>,
 }
 
 impl Parser {
@@ -588,6 +593,9 @@ impl Parser {
             self.push_noted(text, ids, &mut d);
         }
         if let Some(mut a) = self.account.take() {
+            if let Some(t) = &mut self.twin {
+                a.twin_spans(&t.push(text, ids).spans);
+            }
             self.engine.take_notes(&mut a.notes);
             a.delta(text, &mut d);
             self.account = Some(a);
@@ -664,6 +672,9 @@ impl Parser {
                     self.limits = reader.read_noted(text, ids, self.limits.limits(), &mut d, &mut a.notes);
                 }
                 _ => self.finish_into(&mut d),
+            }
+            if let Some(t) = &mut self.twin {
+                a.twin_spans(&t.finish().spans);
             }
             self.engine.take_notes(&mut a.notes);
             a.finish(&mut d);

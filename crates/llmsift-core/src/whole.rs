@@ -47,6 +47,10 @@ impl ParserFactory {
         let spans = policy.map_or_else(|| Spans::of(req.vllm()), |p| p.spans);
         if let Some(a) = Accountant::new(spans, !req.include_reasoning, self.format()) {
             p.engine.keep_ledger();
+            if a.wants_twin() {
+                let plain = Request { vllm_text_loss: false, vllm_one_shot: false, ..req.clone() };
+                p.twin = Some(Box::new(self.parser(&plain)));
+            }
             p.account = Some(a);
         }
         p

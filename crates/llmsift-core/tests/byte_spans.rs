@@ -7,11 +7,13 @@
 //! rebuild the raw output exactly from its `reasoning` and `content`
 //! (`spans::reconstruct`), one-shot and streamed at random cuts; the
 //! folded streamed spans equal the one-shot spans; a `Call` span names a
-//! call of the message.
+//! call of the message; under vLLM's settings a dropped byte (not a marker,
+//! not hidden reasoning) is `vllm_loss` exactly when the default settings
+//! put it in a field or a call.
 //!
 //! `SIFT_FUZZ_CASES=N` runs N cases instead of the default 64.
 
-use llmsift_core::spans::{reconstruct, Span, SpanKind};
+use llmsift_core::spans::{reconstruct, Reason, Span, SpanKind};
 use llmsift_core::{Folder, Message, ParserFactory, Registry, Request, ToolChoice, Tools};
 use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
@@ -101,6 +103,15 @@ fn check(name: &str, text: &str, m: &Message, spans: &[Span]) -> Result<(), Test
     Ok(())
 }
 
+/// Per raw byte: whether a span of a kind `f` accepts covers it.
+fn bytes_where(text: &str, spans: &[Span], f: impl Fn(SpanKind) -> bool) -> Vec<bool> {
+    let mut v = vec![false; text.len()];
+    for s in spans.iter().filter(|s| f(s.kind)) {
+        v[s.start..s.end].iter_mut().for_each(|b| *b = true);
+    }
+    v
+}
+
 fn cases() -> u32 {
     std::env::var("SIFT_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(64)
 }
@@ -167,6 +178,25 @@ proptest! {
             prop_assert_eq!(&streamed, &one, "pair {} text {:?} cuts {:?}", name, text, sorted);
             check(name, &text, &streamed, &spans)?;
             prop_assert_eq!(&spans, &one_spans, "pair {} text {:?} cuts {:?}: streamed spans differ", name, text, sorted);
+            if vllm {
+                // vLLM's loss is exactly what the default keeps and vLLM's
+                // answer drops (markers and hidden reasoning aside).
+                let plain = Request { vllm_text_loss: false, vllm_one_shot: false, ..accounted.clone() };
+                let (_, default_spans) = stream(&pair.factory, &plain, &text, &[]);
+                let kept = bytes_where(&text, &default_spans, |k| {
+                    matches!(k, SpanKind::Reasoning | SpanKind::Content | SpanKind::Call { .. })
+                });
+                for s in &one_spans {
+                    let SpanKind::Dropped { reason } = s.kind else { continue };
+                    if matches!(reason, Reason::Marker | Reason::Hidden) {
+                        continue;
+                    }
+                    for b in s.start..s.end {
+                        prop_assert_eq!(kept[b], reason == Reason::VllmLoss,
+                            "pair {} byte {} of {:?} in {:?}", name, b, text, s);
+                    }
+                }
+            }
         }
     }
 }
