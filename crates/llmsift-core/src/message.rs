@@ -108,11 +108,21 @@ impl Delta {
         self.reasoning.clear();
         self.content.clear();
         self.runs.clear();
-        self.spans.clear();
+        if !self.spans.is_empty() {
+            self.clear_spans();
+        }
         while let Some(mut c) = self.tool_calls.pop() {
             c.arguments.clear();
             self.spare.push(c.arguments);
         }
+    }
+
+    /// Out of line: only byte accounting fills `spans`, and the drop loop
+    /// would keep `clear` from inlining on the hot path.
+    #[cold]
+    #[inline(never)]
+    fn clear_spans(&mut self) {
+        self.spans.clear();
     }
 
     /// True when the delta carries nothing.
