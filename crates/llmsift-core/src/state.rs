@@ -132,7 +132,7 @@ impl ParserFactory {
             (None, None) => None,
             _ => return Err(ResumeError::Mismatch("response template")),
         };
-        Ok(Parser { engine, finished, post, limits, whole, rt, account: None, twin: None })
+        Ok(Parser { engine, finished, post, limits, whole, rt })
     }
 }
 

@@ -28,7 +28,7 @@ use crate::engine::{Answer, Class, Policy, Spans, Text, SEEN_DROPPED_TEXT, SEEN_
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::{Delta, Message};
-use crate::parser::{Held, Parser, ParserFactory, Pick, ReadWhole, Request};
+use crate::parser::{Accounting, Held, Parser, ParserFactory, Pick, ReadWhole, Request};
 
 impl ParserFactory {
     /// A parser for one request: the streaming parser, or, for a format
@@ -45,13 +45,11 @@ impl ParserFactory {
         }
         // Byte accounting, settled with the rest of the policy.
         let spans = policy.map_or_else(|| Spans::of(req.vllm()), |p| p.spans);
-        if let Some(a) = Accountant::new(spans, !req.include_reasoning, self.format()) {
-            p.engine.keep_ledger();
-            if a.wants_twin() {
-                let plain = Request { vllm_text_loss: false, vllm_one_shot: false, ..req.clone() };
-                p.twin = Some(Box::new(self.parser(&plain)));
-            }
-            p.account = Some(a);
+        if let Some(account) = Accountant::new(spans, !req.include_reasoning, self.format()) {
+            let twin = account.wants_twin().then(|| {
+                self.parser(&Request { vllm_text_loss: false, vllm_one_shot: false, ..req.clone() })
+            });
+            p.keep_accounts(Accounting { account, twin });
         }
         p
     }

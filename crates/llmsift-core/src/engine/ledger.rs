@@ -50,7 +50,7 @@ impl Class {
 }
 
 /// What the lexer consumed since the accountant last looked.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Ledger {
     /// Output bytes pushed so far.
     pushed: usize,
@@ -65,6 +65,16 @@ pub(crate) struct Ledger {
     pub(super) begun: u32,
     /// A reprocessed marker opened a call: the next note is its opener.
     opener: bool,
+    /// The parser's accounting (`parser::Accounting`), kept here so that a
+    /// parser without accounting carries one pointer for it, not two; not
+    /// named here, as the engine sits below the parser.
+    above: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger").field("pushed", &self.pushed).field("notes", &self.notes.len()).finish()
+    }
 }
 
 impl Ledger {
@@ -89,6 +99,24 @@ impl Engine {
     /// Starts byte accounting (before anything is pushed).
     pub fn keep_ledger(&mut self) {
         self.ledger = Some(Box::default());
+    }
+
+    /// Whether byte accounting is on (the parser's one check per delta).
+    #[inline(always)]
+    pub fn keeps_ledger(&self) -> bool {
+        self.ledger.is_some()
+    }
+
+    /// The parser's accounting, taken out (see [`Ledger`]'s `above`).
+    pub fn take_above(&mut self) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        self.ledger.as_mut().and_then(|l| l.above.take())
+    }
+
+    /// Puts the parser's accounting (back) behind the ledger.
+    pub fn set_above(&mut self, above: Box<dyn std::any::Any + Send + Sync>) {
+        if let Some(l) = &mut self.ledger {
+            l.above = Some(above);
+        }
     }
 
     /// The notes taken since the last call.
