@@ -21,7 +21,8 @@
 //! `stream` (push, finish), `lex` (the lexer loop), `kernel` (text per
 //! state mode), `routing` (transitions, header routes, enter and exit),
 //! `calls` (begin, commit, end), `params` (XML parameters), `cut` (what the
-//! output's end cuts), and the argument kernels (`args`, `envelope`,
+//! output's end cuts), `ledger` (what the lexer consumed, for byte
+//! accounting), and the argument kernels (`args`, `envelope`,
 //! `relaxed`, `xmlargs`, `pycalls`, …).
 
 mod args;

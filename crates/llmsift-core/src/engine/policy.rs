@@ -12,6 +12,9 @@
 //! enums at run time. When the format's vLLM settings change shape, this
 //! function is the one to follow.
 //!
+//! It also settles the request's byte accounting (`byte_spans`: [`Spans`],
+//! whose reasons depend on the two flags).
+//!
 //! Invariants: with both flags off no vLLM-only rule applies (every
 //! decision but `unknown_names`, which a format may ask for on its own, is
 //! its enum's `Default`); the policy
