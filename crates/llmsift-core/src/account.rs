@@ -120,7 +120,9 @@ impl Accountant {
         let Some(t) = &mut self.twin else { return };
         for s in spans {
             t.settled = t.settled.max(s.end);
-            if matches!(s.kind, SpanKind::Reasoning | SpanKind::Content | SpanKind::Call { .. }) && s.start < s.end {
+            if matches!(s.kind, SpanKind::Reasoning | SpanKind::Content | SpanKind::Call { .. })
+                && s.start < s.end
+            {
                 match t.kept.back_mut() {
                     Some(last) if last.1 == s.start => last.1 = s.end,
                     _ => t.kept.push_back((s.start, s.end)),
@@ -266,7 +268,10 @@ impl Accountant {
                     };
                     if e > self.cur {
                         let text = self.raw[self.cur - self.base..e - self.base].to_string();
-                        push_span(out, Span { start: self.cur, end: e, kind: SpanKind::Call { index: i }, text });
+                        push_span(
+                            out,
+                            Span { start: self.cur, end: e, kind: SpanKind::Call { index: i }, text },
+                        );
                         self.cur = e;
                     }
                 }

@@ -453,14 +453,7 @@ impl ParserFactory {
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
-        Parser {
-            engine,
-            finished: false,
-            post,
-            limits: LimitState::new(self.limits),
-            whole: None,
-            rt: None,
-        }
+        Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None, rt: None }
     }
 }
 

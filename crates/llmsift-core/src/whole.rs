@@ -24,7 +24,9 @@
 //! (the price of the setting; formats without `[vllm.one_shot]` never hold).
 
 use crate::account::Accountant;
-use crate::engine::{Answer, Class, Policy, Spans, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::engine::{
+    Answer, Class, Policy, Spans, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL,
+};
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::{Delta, Message};

@@ -93,7 +93,8 @@ fn stream(f: &ParserFactory, req: &Request, text: &str, cuts: &[usize]) -> (Mess
 }
 
 fn check(name: &str, text: &str, m: &Message, spans: &[Span]) -> Result<(), TestCaseError> {
-    let rebuilt = reconstruct(m.reasoning.as_deref().unwrap_or(""), m.content.as_deref().unwrap_or(""), spans);
+    let rebuilt =
+        reconstruct(m.reasoning.as_deref().unwrap_or(""), m.content.as_deref().unwrap_or(""), spans);
     prop_assert_eq!(rebuilt.as_deref(), Ok(text), "pair {} spans {:?} message {:?}", name, spans, m);
     for s in spans {
         if let SpanKind::Call { index } = s.kind {

@@ -43,7 +43,9 @@ fn compact(s: &Span, raw: &str) -> String {
         SpanKind::Reasoning => return format!("reasoning:{}", &raw[s.start..s.end]),
         SpanKind::Content => return format!("content:{}", &raw[s.start..s.end]),
         SpanKind::Call { index } => format!("call{index}"),
-        SpanKind::Added { field } => format!("added_{}", serde_json::to_value(field).unwrap().as_str().unwrap()),
+        SpanKind::Added { field } => {
+            format!("added_{}", serde_json::to_value(field).unwrap().as_str().unwrap())
+        }
         SpanKind::Dropped { reason } => serde_json::to_value(reason).unwrap().as_str().unwrap().to_string(),
     };
     format!("{kind}:{}", s.text)
@@ -91,7 +93,8 @@ fn hand_labelled_spans() {
         let case: Case = serde_json::from_str(line).expect("case line");
         let (m, spans) = run(&case, &[]);
         let got: Vec<String> = spans.iter().map(|s| compact(s, &case.output)).collect();
-        let raw = reconstruct(m.reasoning.as_deref().unwrap_or(""), m.content.as_deref().unwrap_or(""), &spans);
+        let raw =
+            reconstruct(m.reasoning.as_deref().unwrap_or(""), m.content.as_deref().unwrap_or(""), &spans);
         assert_eq!(raw.as_deref(), Ok(case.output.as_str()), "{}: spans do not rebuild the output", case.id);
         if show {
             println!("{} {}", case.id, serde_json::to_string(&got).unwrap());

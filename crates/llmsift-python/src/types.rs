@@ -111,7 +111,10 @@ impl Span {
 #[pymethods]
 impl Span {
     fn __repr__(&self) -> String {
-        format!("Span({}, {}, {:?}, index={:?}, reason={:?}, text={:?})", self.start, self.end, self.kind, self.index, self.reason, self.text)
+        format!(
+            "Span({}, {}, {:?}, index={:?}, reason={:?}, text={:?})",
+            self.start, self.end, self.kind, self.index, self.reason, self.text
+        )
     }
 }
 

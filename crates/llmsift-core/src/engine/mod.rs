@@ -58,8 +58,8 @@ use frames::{Env, Hold, PyState};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use policy::EnginePolicy;
 pub(crate) use ledger::Class;
+use policy::EnginePolicy;
 pub(crate) use policy::{Answer, NoneChoice, Policy, Spans, Text, Vllm};
 
 /// Longest message header kept (harmony headers are a few dozen bytes).
