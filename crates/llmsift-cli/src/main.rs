@@ -134,6 +134,10 @@ struct ParseArgs {
     /// The model output (a file, or `-` / nothing for standard input; with
     /// `--request`, a file or `-`).
     input: Option<PathBuf>,
+    /// Account for every output byte: print the spans (`docs/byte-spans.md`)
+    /// with the message and, with `--stream`, with each delta.
+    #[arg(long)]
+    byte_spans: bool,
 }
 
 fn main() -> std::process::ExitCode {
@@ -310,7 +314,7 @@ fn parse(mut a: ParseArgs) -> Result<()> {
         a.tool_call_parser.as_deref(),
         a.tokenizer.as_deref(),
     )?;
-    let mut req = Request::default();
+    let mut req = Request { byte_spans: a.byte_spans, ..Request::default() };
     if let Some(p) = &a.tools {
         let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
         let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", p.display()))?;
@@ -330,17 +334,34 @@ fn parse(mut a: ParseArgs) -> Result<()> {
     };
     let out = std::io::stdout();
     let mut out = out.lock();
-    if !a.stream {
+    if !a.stream && !a.byte_spans {
         let m = factory.parse(&req, &text, ids.as_deref());
         serde_json::to_writer_pretty(&mut out, &message_json(&m))?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if !a.stream {
+        // One shot, with the spans beside the message.
+        let mut p = factory.parser(&req);
+        let mut fold = Folder::default();
+        fold.push(&p.push(&text, ids.as_deref()));
+        fold.push(&p.finish());
+        let spans = serde_json::to_value(fold.spans())?;
+        let mut m = message_json(&fold.finish());
+        m["spans"] = spans;
+        serde_json::to_writer_pretty(&mut out, &m)?;
         writeln!(out)?;
         return Ok(());
     }
     let mut p = factory.parser(&req);
     let mut fold = Folder::default();
     let mut emit = |d: llmsift_core::Delta, out: &mut dyn Write| -> Result<()> {
-        if !d.is_empty() {
-            serde_json::to_writer(&mut *out, &delta_json(&d))?;
+        if !d.is_empty() || !d.spans.is_empty() {
+            let mut j = delta_json(&d);
+            if !d.spans.is_empty() {
+                j["spans"] = serde_json::to_value(&d.spans)?;
+            }
+            serde_json::to_writer(&mut *out, &j)?;
             writeln!(out)?;
             fold.push(&d);
         }
@@ -363,7 +384,12 @@ fn parse(mut a: ParseArgs) -> Result<()> {
         }
     }
     emit(p.finish(), &mut out)?;
-    serde_json::to_writer_pretty(&mut out, &message_json(&fold.finish()))?;
+    let spans = serde_json::to_value(fold.spans())?;
+    let mut m = message_json(&fold.finish());
+    if a.byte_spans {
+        m["spans"] = spans;
+    }
+    serde_json::to_writer_pretty(&mut out, &m)?;
     writeln!(out)?;
     Ok(())
 }

@@ -20,6 +20,7 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod account;
 mod coerce;
 mod engine;
 pub mod error;
@@ -32,6 +33,7 @@ mod post;
 mod pylit;
 pub mod registry;
 pub mod schema;
+pub mod spans;
 pub mod special;
 pub mod state;
 pub mod token;
@@ -45,5 +47,6 @@ pub use message::{Delta, Folder, Message, Piece, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};
 pub use registry::{detection_text, Detection, Registry};
 pub use schema::{ParamType, Tools};
+pub use spans::{Reason, Span, SpanKind};
 pub use state::{ParserState, ParserStateRef, ResumeError};
 pub use token::{ReasoningCounter, Vocab};

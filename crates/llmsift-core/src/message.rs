@@ -51,6 +51,10 @@ pub struct Delta {
     /// while the delta holds one kind of part, whose order needs no record.
     #[serde(skip)]
     runs: Vec<Run>,
+    /// With the request setting `byte_spans`: the raw output this delta
+    /// settled, in order (`crate::spans`); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<crate::spans::Span>,
 }
 
 /// One run of a delta's output, in the order it was written: `len` bytes of
@@ -104,10 +108,21 @@ impl Delta {
         self.reasoning.clear();
         self.content.clear();
         self.runs.clear();
+        if !self.spans.is_empty() {
+            self.clear_spans();
+        }
         while let Some(mut c) = self.tool_calls.pop() {
             c.arguments.clear();
             self.spare.push(c.arguments);
         }
+    }
+
+    /// Out of line: only byte accounting fills `spans`, and the drop loop
+    /// would keep `clear` from inlining on the hot path.
+    #[cold]
+    #[inline(never)]
+    fn clear_spans(&mut self) {
+        self.spans.clear();
     }
 
     /// True when the delta carries nothing.
@@ -270,6 +285,9 @@ impl Delta {
 
     /// Appends `other` after `self` (both deltas of one stream).
     pub fn append(&mut self, other: &Delta) {
+        for s in &other.spans {
+            crate::spans::push_span(&mut self.spans, s.clone());
+        }
         for p in other.pieces() {
             match p {
                 Piece::Reasoning(s) => self.push_reasoning(s),
@@ -295,11 +313,15 @@ pub struct Folder {
     reasoning: String,
     content: String,
     calls: Vec<ToolCall>,
+    spans: Vec<crate::spans::Span>,
 }
 
 impl Folder {
     /// Folds one delta in.
     pub fn push(&mut self, d: &Delta) {
+        for s in &d.spans {
+            crate::spans::push_span(&mut self.spans, s.clone());
+        }
         self.reasoning.push_str(&d.reasoning);
         self.content.push_str(&d.content);
         for c in &d.tool_calls {
@@ -328,6 +350,9 @@ impl Folder {
                 to.push_str(&s);
             }
         }
+        for s in d.spans {
+            crate::spans::push_span(&mut self.spans, s);
+        }
         join(&mut self.reasoning, d.reasoning);
         join(&mut self.content, d.content);
         for c in d.tool_calls {
@@ -343,6 +368,12 @@ impl Folder {
             }
             join(&mut call.arguments, c.arguments);
         }
+    }
+
+    /// The folded byte spans (`crate::spans`), adjacent spans of one kind
+    /// merged: a stream's fold equals the one-shot spans.
+    pub fn spans(&self) -> &[crate::spans::Span] {
+        &self.spans
     }
 
     /// The folded message.
@@ -433,6 +464,6 @@ pub(crate) mod full_delta {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Delta, D::Error> {
         let Owned(reasoning, content, tool_calls, runs) = Owned::deserialize(d)?;
-        Ok(Delta { reasoning, content, tool_calls, spare: Vec::new(), runs })
+        Ok(Delta { reasoning, content, tool_calls, spare: Vec::new(), runs, spans: Vec::new() })
     }
 }

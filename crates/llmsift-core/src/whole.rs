@@ -23,11 +23,14 @@
 //! ones, so every other rule holds unchanged. Memory is the output's size
 //! (the price of the setting; formats without `[vllm.one_shot]` never hold).
 
-use crate::engine::{Answer, Policy, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL};
+use crate::account::Accountant;
+use crate::engine::{
+    Answer, Class, Policy, Spans, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL,
+};
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::{Delta, Message};
-use crate::parser::{Held, Parser, ParserFactory, Pick, ReadWhole, Request};
+use crate::parser::{Accounting, Held, Parser, ParserFactory, Pick, ReadWhole, Request};
 
 impl ParserFactory {
     /// A parser for one request: the streaming parser, or, for a format
@@ -41,6 +44,14 @@ impl ParserFactory {
             let loss = policy.one_shot_loss;
             let w = Whole { factory: self.clone(), req: req.clone(), pick, loss };
             p.whole = Some(Box::new(Held::new(Box::new(w))));
+        }
+        // Byte accounting, settled with the rest of the policy.
+        let spans = policy.map_or_else(|| Spans::of(req.vllm()), |p| p.spans);
+        if let Some(account) = Accountant::new(spans, !req.include_reasoning, self.format()) {
+            let twin = account.wants_twin().then(|| {
+                self.parser(&Request { vllm_text_loss: false, vllm_one_shot: false, ..req.clone() })
+            });
+            p.keep_accounts(Accounting { account, twin });
         }
         p
     }
@@ -65,19 +76,49 @@ struct Whole {
 }
 
 impl ReadWhole for Whole {
+    fn read(&self, text: String, ids: Option<Vec<u32>>, limits: Limits, out: &mut Delta) -> LimitState {
+        self.decide(text, ids, limits, out, None)
+    }
+
+    fn read_noted(
+        &self,
+        text: String,
+        ids: Option<Vec<u32>>,
+        limits: Limits,
+        out: &mut Delta,
+        notes: &mut Vec<(usize, usize, Class)>,
+    ) -> LimitState {
+        self.decide(text, ids, limits, out, Some(notes))
+    }
+}
+
+impl Whole {
     /// Decides, parses the text decided on into `out`, and returns the
-    /// limits state of the parser that ran (what it cut).
-    fn read(
+    /// limits state of the parser that ran (what it cut). With `notes`
+    /// (byte accounting), the engines keep a ledger, and the notes of the
+    /// one whose reading is the answer are handed on when it read the
+    /// output as written (from some byte on: the offsets shift by it).
+    fn decide(
         &self,
         mut text: String,
         mut ids: Option<Vec<u32>>,
         limits: Limits,
         out: &mut Delta,
+        notes: Option<&mut Vec<(usize, usize, Class)>>,
     ) -> LimitState {
         let Whole { factory, req, pick, loss } = self;
         let loss = *loss == Text::Lost;
         let rules = &pick.fmt.one_shot;
-        let build = |pick: &Pick, start| factory.build(req, pick, start).with_limits(limits);
+        let noted = notes.is_some();
+        let build = |pick: &Pick, start| {
+            let mut p = factory.build(req, pick, start).with_limits(limits);
+            if noted {
+                p.engine.keep_ledger();
+            }
+            p
+        };
+        // Whether the answer is the last engine's reading of `text[from..]` as written.
+        let mut exact = true;
         let first = build(pick, None);
         if rules.prompt_open_empty && first.prompt_lost() {
             // vLLM reads nothing after the message the prompt opened.
@@ -86,6 +127,7 @@ impl ReadWhole for Whole {
         if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| loss) {
             if drop_later_blocks(&mut text, ends, opens) {
                 ids = None;
+                exact = false;
             }
         }
         if let Some(u) = &rules.unfinished {
@@ -160,6 +202,7 @@ impl ReadWhole for Whole {
                     let rest = &text[from + at..];
                     let resume = first_in(rest, resume_at).unwrap_or(rest.len());
                     let kept = format!("{}{}", &text[from..from + at], &rest[resume..]);
+                    exact = false;
                     (run(&mut p, &kept, None), None)
                 }
                 None => (t.delta, t.calls_span),
@@ -175,6 +218,7 @@ impl ReadWhole for Whole {
                 && d.content.is_char_boundary(b)
             {
                 d.content.replace_range(a..b, "");
+                exact = false;
             }
         }
         let seen = p.seen();
@@ -205,7 +249,13 @@ impl ReadWhole for Whole {
             let first_call = span.map(|s| s.0);
             if let Some(k) = first_call.filter(|k| d.content.is_char_boundary(*k)) {
                 d.content = strip_join(&d.content, k, remove);
+                exact = false;
             }
+        }
+        if let Some(notes) = notes.filter(|_| exact) {
+            let mut own = vec![];
+            p.engine.take_notes(&mut own);
+            notes.extend(own.into_iter().map(|(a, b, c)| (a + from, b + from, c)));
         }
         out.append(&d);
         std::mem::take(&mut p.limits)
@@ -278,7 +328,7 @@ fn timeline(p: &mut Parser, text: &str) -> Timeline {
     let mut calls = (0usize, 0usize);
     let (mut first, mut last) = (None, None);
     for (i, ch) in text.char_indices() {
-        p.push_into(&text[i..i + ch.len_utf8()], None, &mut d);
+        p.push_noted(&text[i..i + ch.len_utf8()], None, &mut d);
         if dropped_at.is_none() && p.seen() & SEEN_DROPPED_TEXT != 0 {
             dropped_at = Some(i);
         }
@@ -296,7 +346,7 @@ fn timeline(p: &mut Parser, text: &str) -> Timeline {
 /// The whole text, pushed and finished.
 fn run(p: &mut Parser, text: &str, ids: Option<&[u32]>) -> Delta {
     let mut d = Delta::default();
-    p.push_into(text, ids, &mut d);
+    p.push_noted(text, ids, &mut d);
     p.finish_into(&mut d);
     d
 }

@@ -263,6 +263,7 @@ impl CheckedRequest {
             vllm_text_loss: false,
             vllm_one_shot: false,
             choice_as_json: false,
+            byte_spans: false,
         }
     }
 

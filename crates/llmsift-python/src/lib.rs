@@ -66,6 +66,7 @@ fn _sift(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::ToolCallDelta>()?;
     m.add_class::<types::Message>()?;
     m.add_class::<types::ToolCall>()?;
+    m.add_class::<types::Span>()?;
     m.add_class::<vllm::DeltaModels>()?;
     m.add_class::<vllm::VllmStream>()?;
     Ok(())

@@ -49,6 +49,7 @@ pub struct Parser {
     factory: ParserFactory,
     tools_declared: bool,
     choice_none: bool,
+    byte_spans: bool,
 }
 
 #[pymethods]
@@ -58,7 +59,7 @@ impl Parser {
         reasoning_parser = None, tool_call_parser = None, *, tools = None, tool_choice = None,
         chat_template_kwargs = None, prompt = None, tokenizer = None, include_reasoning = true,
         reasoning_effort = None, parser_init_kwargs = None, vllm_text_loss = false, vllm_one_shot = false,
-        id_seed = None,
+        id_seed = None, byte_spans = false,
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per request field.
     fn new(
@@ -76,6 +77,7 @@ impl Parser {
         vllm_text_loss: bool,
         vllm_one_shot: bool,
         id_seed: Option<u64>,
+        byte_spans: bool,
     ) -> PyResult<Parser> {
         let names: Names = (reasoning_parser, tool_call_parser);
         let factory = match tokenizer {
@@ -129,8 +131,9 @@ impl Parser {
         req.vllm_text_loss = vllm_text_loss;
         req.vllm_one_shot = vllm_one_shot;
         req.id_seed = id_seed;
+        req.byte_spans = byte_spans;
         let inner = factory.parser(&req);
-        Ok(Parser { inner, factory, tools_declared, choice_none })
+        Ok(Parser { inner, factory, tools_declared, choice_none, byte_spans })
     }
 
     /// Feeds one delta (its text, and its token ids when known); returns what it produced.
@@ -154,6 +157,19 @@ impl Parser {
     #[pyo3(signature = (text, token_ids = None))]
     fn parse(&mut self, py: Python<'_>, text: PyBackedStr, token_ids: Option<Vec<u32>>) -> Message {
         let p = &mut self.inner;
+        if self.byte_spans {
+            // The message and its folded spans.
+            let (m, spans) = py.detach(|| {
+                let mut f = llmsift_core::Folder::default();
+                f.push(&p.push(&text, token_ids.as_deref()));
+                f.push(&p.finish());
+                let spans = f.spans().to_vec();
+                (f.finish(), spans)
+            });
+            let mut m = Message::from_core(m);
+            m.spans = crate::types::Span::from_core(&spans);
+            return m;
+        }
         Message::from_core(py.detach(|| p.parse(&text, token_ids.as_deref())))
     }
 

@@ -64,6 +64,60 @@ impl ToolCallDelta {
     }
 }
 
+/// One byte span of the raw output (`byte_spans=True`; see the core's
+/// `spans` module): raw bytes `[start, end)` and what they became.
+#[pyclass(frozen, get_all, module = "llmsift")]
+#[derive(Clone)]
+pub struct Span {
+    /// First raw byte (absolute offset in the output).
+    pub start: usize,
+    /// One past the last raw byte.
+    pub end: usize,
+    /// `reasoning`, `content`, `call`, `dropped` or `added`.
+    pub kind: String,
+    /// The call's index (`call`).
+    pub index: Option<usize>,
+    /// Why the bytes went to no field (`dropped`): `marker`, `framing`,
+    /// `not_a_call`, `hidden`, `vllm_loss`.
+    pub reason: Option<String>,
+    /// The field (`added`).
+    pub field: Option<String>,
+    /// The raw text (`call`, `dropped`), the field text (`added`); empty otherwise.
+    pub text: String,
+}
+
+impl Span {
+    /// Copies of the core's spans, through their JSON shape (one naming).
+    pub fn from_core(spans: &[llmsift_core::Span]) -> Vec<Span> {
+        spans
+            .iter()
+            .map(|s| {
+                let v = serde_json::to_value(s).unwrap_or_default();
+                let get = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+                Span {
+                    start: s.start,
+                    end: s.end,
+                    kind: get("kind").unwrap_or_default(),
+                    index: v.get("index").and_then(|x| x.as_u64()).map(|i| i as usize),
+                    reason: get("reason"),
+                    field: get("field"),
+                    text: s.text.clone(),
+                }
+            })
+            .collect()
+    }
+}
+
+#[pymethods]
+impl Span {
+    fn __repr__(&self) -> String {
+        format!(
+            "Span({}, {}, {:?}, index={:?}, reason={:?}, text={:?})",
+            self.start, self.end, self.kind, self.index, self.reason, self.text
+        )
+    }
+}
+
 /// What one `push` or `finish` produced.
 #[pyclass(frozen, get_all, module = "llmsift")]
 #[derive(Clone)]
@@ -74,6 +128,8 @@ pub struct Delta {
     pub content: Option<String>,
     /// Tool call fragments, at most one per call index.
     pub tool_calls: Vec<ToolCallDelta>,
+    /// With `byte_spans=True`: the raw output this delta settled, in order.
+    pub spans: Vec<Span>,
 }
 
 impl Delta {
@@ -92,6 +148,7 @@ impl Delta {
                     arguments: c.arguments.clone(),
                 })
                 .collect(),
+            spans: Span::from_core(&d.spans),
         }
     }
 }
@@ -175,6 +232,8 @@ pub struct Message {
     pub content: Option<String>,
     /// Tool calls in the order the model wrote them.
     pub tool_calls: Vec<ToolCall>,
+    /// With `byte_spans=True`: the folded spans of the whole output.
+    pub spans: Vec<Span>,
 }
 
 impl Message {
@@ -188,6 +247,7 @@ impl Message {
                 .into_iter()
                 .map(|c| ToolCall { id: c.id, name: c.name, arguments: c.arguments })
                 .collect(),
+            spans: Vec::new(),
         }
     }
 }

@@ -81,3 +81,39 @@ def test_a_vocabulary_mapping_binds_markers_by_id():
     d = p.push("</think>", [8])
     assert d.is_empty()
     assert p.push("hi", [1]).content == "hi"
+
+
+def _rebuild(message, spans):
+    """The raw output from a message's text fields and its byte spans."""
+    fields = {"reasoning": message.reasoning or "", "content": message.content or ""}
+    at = {"reasoning": 0, "content": 0}
+    raw = ""
+    for s in spans:
+        if s.kind in ("reasoning", "content"):
+            n = s.end - s.start
+            text = fields[s.kind].encode()[at[s.kind]:at[s.kind] + n].decode()
+            at[s.kind] += n
+            raw += text
+        elif s.kind == "added":
+            at[s.field] += len(s.text.encode())
+        else:
+            raw += s.text
+    assert at == {k: len(v.encode()) for k, v in fields.items()}
+    return raw
+
+
+def test_byte_spans_account_for_every_byte_streamed_and_one_shot():
+    out = 'Hm.</think>Sure.<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n</tool_call>'
+    m = llmsift.Parser("qwen3", "hermes", byte_spans=True).parse(out)
+    assert [(s.kind, s.reason, s.index) for s in m.spans] == [
+        ("reasoning", None, None),
+        ("dropped", "marker", None),
+        ("content", None, None),
+        ("call", None, 0),
+    ]
+    assert _rebuild(m, m.spans) == out
+    p = llmsift.Parser("qwen3", "hermes", byte_spans=True)
+    deltas = [p.push(out[i:i + 3]) for i in range(0, len(out), 3)] + [p.finish()]
+    streamed = [s for d in deltas for s in d.spans]
+    assert "".join(s.text for s in streamed if s.kind == "call") == m.spans[-1].text
+    assert llmsift.Parser("qwen3", "hermes").parse(out).spans == []

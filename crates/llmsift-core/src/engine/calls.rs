@@ -17,6 +17,9 @@ use crate::message::Delta;
 
 impl Engine {
     pub(super) fn begin_call(&mut self) {
+        if let Some(l) = &mut self.ledger {
+            l.begun += 1;
+        }
         self.call = Some(OpenCall {
             index: None,
             raw: String::new(),

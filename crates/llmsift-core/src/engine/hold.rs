@@ -36,6 +36,9 @@ impl Engine {
         let mut from = 0;
         loop {
             let t = &s[from..];
+            if let Some(l) = &mut self.ledger {
+                l.at(from);
+            }
             let Some(mut h) = self.hold.take() else {
                 self.hold_toggled = false;
                 // Stops only where a `hold` opened a group.

@@ -10,7 +10,7 @@
 //! can take passes a character on as content (a cycle in a user's format
 //! never spins).
 
-use super::{ArgsW, Engine, SEEN_STRING_MARKER};
+use super::{ArgsW, Class, Engine, SEEN_STRING_MARKER};
 use crate::format::compiled::Mode;
 use crate::format::TermId;
 use crate::message::Delta;
@@ -39,6 +39,7 @@ impl Engine {
                     }
                     if text_start >= self.mute {
                         out.push_content(&s[text_start..text_start + n]);
+                        self.note_text(text_start, text_start + n, self.text_class().map(|_| Class::Content));
                     }
                     text_start += n;
                     pos = text_start;
@@ -77,13 +78,18 @@ impl Engine {
                     continue;
                 }
             };
+            let class = self.text_class();
             match self.span(s, text_start, upto, out) {
-                Span::Stop(n) => return self.stop_at(n),
+                Span::Stop(n) => {
+                    self.note_text(text_start, n, class);
+                    return self.stop_at(n);
+                }
                 Span::Moved(n) => {
+                    self.note_text(text_start, n, class);
                     (text_start, pos) = (n, n);
                     continue;
                 }
-                Span::Taken => {}
+                Span::Taken => self.note_text(text_start, upto, class),
             }
             let Some((p, full, _)) = look else {
                 self.mute = 0;
@@ -111,7 +117,9 @@ impl Engine {
                 self.take_id(t, token);
             }
             let end = p + len;
+            let begun = self.calls_begun();
             self.apply(tr, self.marker_span(s, p, end), out);
+            self.note_marker(p, end, tr.reprocess, begun);
             pos = if tr.reprocess { p } else { end };
             text_start = pos;
             if std::mem::take(&mut self.hold_toggled) {
@@ -131,10 +139,20 @@ impl Engine {
                 };
                 if !again {
                     self.take_id(t, token);
+                    let class = self.text_class();
                     match self.span(s, p, end, out) {
-                        Span::Stop(n) => return self.stop_at(n),
-                        Span::Moved(n) => (text_start, pos) = (n, n),
-                        Span::Taken => (text_start, pos) = (end, end),
+                        Span::Stop(n) => {
+                            self.note_text(p, n, class);
+                            return self.stop_at(n);
+                        }
+                        Span::Moved(n) => {
+                            self.note_text(p, n, class);
+                            (text_start, pos) = (n, n)
+                        }
+                        Span::Taken => {
+                            self.note_text(p, end, class);
+                            (text_start, pos) = (end, end)
+                        }
                     }
                 }
             }

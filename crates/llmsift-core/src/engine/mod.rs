@@ -21,7 +21,8 @@
 //! `stream` (push, finish), `lex` (the lexer loop), `kernel` (text per
 //! state mode), `routing` (transitions, header routes, enter and exit),
 //! `calls` (begin, commit, end), `params` (XML parameters), `cut` (what the
-//! output's end cuts), and the argument kernels (`args`, `envelope`,
+//! output's end cuts), `ledger` (what the lexer consumed, for byte
+//! accounting), and the argument kernels (`args`, `envelope`,
 //! `relaxed`, `xmlargs`, `pycalls`, …).
 
 mod args;
@@ -33,6 +34,7 @@ mod envelope;
 mod frames;
 mod hold;
 mod kernel;
+mod ledger;
 mod lex;
 mod params;
 mod policy;
@@ -56,8 +58,9 @@ use frames::{Env, Hold, PyState};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+pub(crate) use ledger::Class;
 use policy::EnginePolicy;
-pub(crate) use policy::{Answer, NoneChoice, Policy, Text, Vllm};
+pub(crate) use policy::{Answer, NoneChoice, Policy, Spans, Text, Vllm};
 
 /// Longest message header kept (harmony headers are a few dozen bytes).
 const MAX_HEADER: usize = 1024;
@@ -201,6 +204,10 @@ pub(crate) struct Engine {
     /// From the request: relinked on resume.
     #[serde(skip)]
     set: Settings,
+    /// What the lexer consumed, with the request setting `byte_spans`
+    /// (`ledger.rs`); not carried.
+    #[serde(skip)]
+    ledger: Option<Box<ledger::Ledger>>,
 }
 
 /// Non-blank content came after a call committed.
@@ -244,6 +251,7 @@ impl Engine {
             seen: 0,
             prompt_lost: false,
             set,
+            ledger: None,
         };
         let mut sink = Delta::default();
         e.enter(start, &mut sink);

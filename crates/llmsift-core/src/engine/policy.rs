@@ -12,6 +12,9 @@
 //! enums at run time. When the format's vLLM settings change shape, this
 //! function is the one to follow.
 //!
+//! It also settles the request's byte accounting (`byte_spans`: [`Spans`],
+//! whose reasons depend on the two flags).
+//!
 //! Invariants: with both flags off no vLLM-only rule applies (every
 //! decision but `unknown_names`, which a format may ask for on its own, is
 //! its enum's `Default`); the policy
@@ -27,6 +30,22 @@ use crate::format::Format;
 pub(crate) struct Vllm {
     pub text_loss: bool,
     pub one_shot: bool,
+    /// `Request::byte_spans` (not a vLLM flag; settled here with them,
+    /// since the reasons it gives depend on them).
+    pub spans: bool,
+}
+
+/// Byte accounting (`Request::byte_spans`, `crate::spans`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Spans {
+    /// No accounting: the engine keeps no ledger, the parser no accountant.
+    #[default]
+    Off,
+    /// Accounted; text no field holds is the format's framing.
+    On,
+    /// Accounted under vLLM's settings: text a field would hold by default
+    /// and holds not is vLLM's loss.
+    VllmLoss,
 }
 
 /// Where text goes that vLLM's answer puts in no field.
@@ -138,6 +157,8 @@ pub(crate) struct Policy {
     /// (`split_at`, `later_blocks_lost`, `between_calls_lost`, `strip_join`,
     /// `outside_lost`, `empty_if_in_args`).
     pub one_shot_loss: Text,
+    /// Byte accounting.
+    pub spans: Spans,
 }
 
 /// The decisions the engine reads while it streams: six bytes, so a
@@ -156,6 +177,17 @@ pub(crate) struct EnginePolicy {
     pub prompt_open: Text,
     /// A call to an undeclared function.
     pub unknown_names: UnknownNames,
+}
+
+impl Spans {
+    /// The accounting a request's flags ask for.
+    pub fn of(vllm: Vllm) -> Spans {
+        match (vllm.spans, vllm.text_loss || vllm.one_shot) {
+            (false, _) => Spans::Off,
+            (true, false) => Spans::On,
+            (true, true) => Spans::VllmLoss,
+        }
+    }
 }
 
 impl Policy {
@@ -201,6 +233,7 @@ impl Policy {
             none_choice,
             answer,
             one_shot_loss: loss(true),
+            spans: Spans::of(vllm),
         }
     }
 }

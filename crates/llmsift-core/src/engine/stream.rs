@@ -14,21 +14,7 @@ use crate::message::Delta;
 
 impl Engine {
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
-        if !self.started {
-            self.start(out);
-        }
-        // Ids only matter to a format bound to a vocabulary; an unbound one
-        // keeps matching markers by text.
-        if let Some(ids) = ids.filter(|_| !self.fmt.token_ids.is_empty()) {
-            self.id_mode = true;
-            {
-                for id in ids {
-                    if let Some(&t) = self.fmt.token_ids.get(id) {
-                        self.pending.push_back(t);
-                    }
-                }
-            }
-        }
+        self.push_ids(ids, out);
         if self.held.is_empty() && self.hold.is_none() && !self.prompt_lost {
             // The common delta: plain text with no marker's first byte in it.
             let st = &self.fmt.states[self.state as usize];
@@ -62,14 +48,50 @@ impl Engine {
             }
             self.lex(text, false, out);
         } else {
-            let mut buf = std::mem::take(&mut self.scratch);
-            buf.clear();
-            buf.push_str(&self.held);
-            buf.push_str(text);
-            self.held.clear();
-            self.lex(&buf, false, out);
-            self.scratch = buf;
+            self.lex_held(text, out);
         }
+    }
+
+    /// `push` without the plain-delta fast path (an engine keeping a byte
+    /// ledger, `ledger.rs`): the same answer, every byte through the lexer.
+    pub(super) fn push_slow(&mut self, text: &str, ids: Option<&[u32]>, out: &mut Delta) {
+        self.push_ids(ids, out);
+        if self.held.is_empty() {
+            self.lex(text, false, out);
+        } else {
+            self.lex_held(text, out);
+        }
+    }
+
+    /// The first push's start, and the token-id scan.
+    #[inline(always)]
+    fn push_ids(&mut self, ids: Option<&[u32]>, out: &mut Delta) {
+        if !self.started {
+            self.start(out);
+        }
+        // Ids only matter to a format bound to a vocabulary; an unbound one
+        // keeps matching markers by text.
+        if let Some(ids) = ids.filter(|_| !self.fmt.token_ids.is_empty()) {
+            self.id_mode = true;
+            {
+                for id in ids {
+                    if let Some(&t) = self.fmt.token_ids.get(id) {
+                        self.pending.push_back(t);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lexes the held tail joined to the next delta.
+    fn lex_held(&mut self, text: &str, out: &mut Delta) {
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        buf.push_str(&self.held);
+        buf.push_str(text);
+        self.held.clear();
+        self.lex(&buf, false, out);
+        self.scratch = buf;
     }
 
     /// The first push (or the finish of an empty output) emits the format's
@@ -90,6 +112,7 @@ impl Engine {
         if !self.started {
             self.start(out);
         }
+        self.ledger_finish();
         let held = std::mem::take(&mut self.held);
         if self.fmt.calls.drop_unfinished_marker {
             // The held tail is a marker the output stopped in the middle of.

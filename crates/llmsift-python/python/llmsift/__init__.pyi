@@ -23,6 +23,28 @@ class ToolCallDelta:
         """The next piece of the arguments JSON text (may be empty)."""
     def to_dict(self) -> dict[str, Any]: ...
 
+class Span:
+    """Raw output bytes ``[start, end)`` and what they became (``byte_spans=True``)."""
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def kind(self) -> str:
+        """``reasoning``, ``content``, ``call``, ``dropped`` or ``added``."""
+    @property
+    def index(self) -> Optional[int]:
+        """The call's index (``call``)."""
+    @property
+    def reason(self) -> Optional[str]:
+        """``marker``, ``framing``, ``not_a_call``, ``hidden`` or ``vllm_loss`` (``dropped``)."""
+    @property
+    def field(self) -> Optional[str]:
+        """The field of ``added`` bytes."""
+    @property
+    def text(self) -> str:
+        """The raw text of ``call``/``dropped`` spans, the field text of ``added`` ones."""
+
 class Delta:
     """What one ``push`` or ``finish`` produced; empty fields are ``None``."""
 
@@ -32,6 +54,9 @@ class Delta:
     def content(self) -> Optional[str]: ...
     @property
     def tool_calls(self) -> list[ToolCallDelta]: ...
+    @property
+    def spans(self) -> list[Span]:
+        """With ``byte_spans=True``: the raw output this delta settled, in order."""
     def is_empty(self) -> bool: ...
     def __bool__(self) -> bool: ...
     def to_dict(self) -> dict[str, Any]:
@@ -58,6 +83,9 @@ class Message:
     def content(self) -> Optional[str]: ...
     @property
     def tool_calls(self) -> list[ToolCall]: ...
+    @property
+    def spans(self) -> list[Span]:
+        """With ``byte_spans=True``: the folded spans of the whole output."""
     def to_dict(self) -> dict[str, Any]:
         """A non-streaming response's ``message``."""
 
@@ -79,6 +107,8 @@ class Parser:
     whole output (the parser then holds the output of such formats until
     ``finish``).
     ``id_seed``: deterministic tool call ids.
+    ``byte_spans``: account for every output byte: ``Delta.spans`` and
+    ``Message.spans`` (``docs/byte-spans.md``).
 
     Raises :class:`SiftError` for an unknown name or an unusable argument.
     """
@@ -99,6 +129,7 @@ class Parser:
         vllm_text_loss: bool = False,
         vllm_one_shot: bool = False,
         id_seed: Optional[int] = None,
+        byte_spans: bool = False,
     ) -> None: ...
     def push(self, text: str, token_ids: Optional[Sequence[int]] = None) -> Delta:
         """Feeds one delta (text, and its token ids when known)."""
