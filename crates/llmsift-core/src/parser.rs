@@ -645,9 +645,11 @@ impl Parser {
         self.engine.state_name()
     }
 
-    /// Bytes the lexer holds back because they may begin a marker: always
-    /// fewer than [`crate::MAX_MARKER_LEN`], however long the stream (a
-    /// response template holds pending delimiters and an open call region).
+    /// Bytes the lexer holds back because they may begin a marker: fewer
+    /// than [`crate::MAX_MARKER_LEN`], or, for a closer inside a value whose
+    /// follower is not known yet (`markers_in_values`), fewer than
+    /// [`crate::MAX_HELD_BYTES`], however long the stream (a response
+    /// template holds pending delimiters and an open call region).
     pub fn held_bytes(&self) -> usize {
         if let Some(rt) = &self.rt {
             return rt.held_bytes();

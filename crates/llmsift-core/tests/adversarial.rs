@@ -46,7 +46,7 @@ fn run(
         d.clear();
         p.push_into(c, None, &mut d);
         fold.push(&d);
-        assert!(p.held_bytes() < MAX_MARKER_LEN);
+        assert!(p.held_bytes() < llmsift_core::MAX_HELD_BYTES);
     }
     d.clear();
     p.finish_into(&mut d);

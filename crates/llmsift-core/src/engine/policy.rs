@@ -7,7 +7,8 @@
 //! format's vLLM-only fields (`[vllm.text_loss]`: `cut_call`, `cut_param`,
 //! `unknown_names`, `text_around_calls`, `calls_when_none`,
 //! `strip_without_tools`, `[prompt] lost`, `drop_content_after_calls`, the
-//! `[vllm.one_shot]` table): the engine, the parser, the one-shot layer
+//! `[vllm.one_shot]` table; and whether closers inside values and markers
+//! that are vocabulary tokens get Sift's reading, `markers_in_values`): the engine, the parser, the one-shot layer
 //! (`crate::whole`) and the message filters (`crate::post`) read only these
 //! enums at run time. When the format's vLLM settings change shape, this
 //! function is the one to follow.
@@ -111,6 +112,21 @@ pub(crate) enum NoneChoice {
     StripWithoutTools,
 }
 
+/// How a marker spelled inside a value is read (`markers_in_values`, and
+/// markers that are added tokens of the bound vocabulary).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum ValueMarkers {
+    /// Sift's answer: a closer marked `follow` acts inside a value only
+    /// where the grammar allows what follows it, and a marker that is an
+    /// added token of the vocabulary matches only as that token.
+    #[default]
+    Guarded,
+    /// vLLM's answer (either vLLM flag): the marker acts wherever its
+    /// spelling is (`markers_in_strings` still reads it inside a JSON
+    /// string), and only markers declared `token` match by id.
+    AsVllm,
+}
+
 /// Whether the parser streams or holds the whole output for vLLM's
 /// one-shot decisions (`[vllm.one_shot]`, `crate::whole`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -140,7 +156,7 @@ pub(crate) struct Policy {
     pub one_shot_loss: Text,
 }
 
-/// The decisions the engine reads while it streams: six bytes, so a
+/// The decisions the engine reads while it streams: seven bytes, so a
 /// `Parser` stays within 1 KiB (`parser::size`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct EnginePolicy {
@@ -156,6 +172,8 @@ pub(crate) struct EnginePolicy {
     pub prompt_open: Text,
     /// A call to an undeclared function.
     pub unknown_names: UnknownNames,
+    /// A marker spelled inside a value.
+    pub values: ValueMarkers,
 }
 
 impl Policy {
@@ -196,6 +214,9 @@ impl Policy {
                 after_calls: loss(fmt.drop_content_after_calls),
                 prompt_open: loss(fmt.prompt_lost),
                 unknown_names,
+                // Both flags off: Sift's reading. Either flag asks for
+                // vLLM's, which cuts the value at the marker's spelling.
+                values: if vllm.text_loss || vllm.one_shot { ValueMarkers::AsVllm } else { ValueMarkers::Guarded },
             },
             with_calls: loss(calls.text_around_calls_lost),
             none_choice,

@@ -16,6 +16,10 @@ pub(crate) struct Terminal {
     pub token: bool,
     /// Binding fails when the vocabulary lacks it (`required_token`).
     pub required: bool,
+    /// Not declared a token, but every spelling is an added token of the
+    /// bound vocabulary: matched by id only in the default mode (set by
+    /// `bind`; vLLM's parsers match it in text).
+    pub vocab: bool,
 }
 
 /// How a name's text is read.
@@ -157,6 +161,11 @@ pub(crate) struct Trans {
     pub discard: bool,
     /// Opens a call section (see `Engine::section`).
     pub section: bool,
+    /// A closer of a value state under `markers_in_values = "follow"`: in
+    /// the default mode, spelled inside a value it acts only when the
+    /// target state's marker (after optional white space) or the output's
+    /// end follows (see `engine/lex.rs`).
+    pub follow: bool,
 }
 
 /// How a transition types the parameter it opens.
@@ -341,6 +350,7 @@ pub(crate) struct CallRules {
     pub word_names: bool,
     pub unique_params: bool,
     pub markers_in_strings: crate::format::spec::MarkersInStrings,
+    pub markers_in_values: crate::format::spec::MarkersInValues,
     pub unwrap_params: Vec<String>,
     pub need_end: bool,
     pub validate: bool,
@@ -552,10 +562,20 @@ impl Format {
         f.token_ids.clear();
         f.token_canon = (0..self.terminals.len() as TermId).collect();
         for (i, t) in self.terminals.iter().enumerate() {
-            if !t.token {
-                continue;
-            }
-            let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.token_id(sp)).collect();
+            f.terminals[i].vocab = false;
+            let ids: Vec<Option<u32>> = if t.token {
+                t.spellings.iter().map(|sp| vocab.token_id(sp)).collect()
+            } else {
+                // Not declared, but an added token of this vocabulary: the
+                // model writes it as one id, so its spelling in ordinary
+                // tokens (inside a value) is text, in the default mode.
+                let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.added_token_id(sp)).collect();
+                if ids.is_empty() || ids.iter().any(Option::is_none) {
+                    continue;
+                }
+                f.terminals[i].vocab = true;
+                ids
+            };
             if let Some(j) = ids.iter().position(Option::is_none) {
                 if t.required {
                     return Err(crate::FormatError::MissingToken { marker: t.spellings[j].to_string() });
@@ -588,7 +608,7 @@ impl Format {
     /// vocabulary (for [`crate::ReasoningCounter`] and reasoning-end checks).
     pub fn reasoning_token_ids(&self) -> Option<(Option<u32>, u32)> {
         let id_of = |t: Option<TermId>| {
-            let t = t?;
+            let t = t.filter(|t| self.terminals[*t as usize].token)?;
             self.token_ids.iter().find(|(_, v)| **v == t).map(|(k, _)| *k)
         };
         let end = id_of(self.reasoning_markers.1)?;
