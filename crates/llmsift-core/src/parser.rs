@@ -574,6 +574,13 @@ impl Parser {
     }
 
     /// Feeds one delta and returns what it produced.
+    ///
+    /// `ids` are the token ids of this delta's text: a special-token marker
+    /// counts as a marker only when its id came in the same or an earlier
+    /// push. A caller holding a whole output and its ids, where a marker may
+    /// also be spelled in ordinary tokens (inside a value), pushes each
+    /// special token with its own text so no id is taken for an earlier
+    /// spelling (the conformance runner does so).
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>) -> Delta {
         let mut d = Delta::default();
         self.push_into(text, ids, &mut d);

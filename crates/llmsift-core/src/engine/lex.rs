@@ -4,8 +4,14 @@
 //! delta. Also the rule that reads a marker inside an open JSON string as
 //! the string's text (`markers_in_strings = "text"`).
 //!
+//! Also the lookahead after a closer inside a value (`markers_in_values =
+//! "follow"`): it acts only where the grammar's next marker or the output's
+//! end follows, else it is the value's text; undecided, it is held.
+//!
 //! Invariants: held text is a proper prefix of an active spelling (shorter
-//! than the longest); bytes before the held tail are never scanned again; a
+//! than the longest), or a guarded closer, white space and a proper prefix
+//! of the next marker (under `MAX_HELD_BYTES`); bytes before the held tail
+//! are never scanned again; a
 //! run that makes no progress for more rounds than a valid chain of states
 //! can take passes a character on as content (a cycle in a user's format
 //! never spins).

@@ -556,41 +556,55 @@ impl Format {
     /// in text, as vLLM's parsers do for a marker they only search for (the
     /// pythonic parser's `<|python_end|>` with a Llama 3.1 tokenizer). A
     /// terminal with several spellings is bound by id only when all are
-    /// tokens, so it is never half id-matched and half text-matched.
+    /// tokens, so it is never half id-matched and half text-matched. A
+    /// marker not declared `token` whose spellings are all added tokens of
+    /// the vocabulary is bound too (`vocab`): the engine matches it by id
+    /// in the default mode only (issue 23: its spelling in ordinary tokens
+    /// inside a value is text).
     pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<Format, crate::FormatError> {
         let mut f = self.clone();
         f.token_ids.clear();
+        for t in &mut f.terminals {
+            t.vocab = false;
+        }
         f.token_canon = (0..self.terminals.len() as TermId).collect();
-        for (i, t) in self.terminals.iter().enumerate() {
-            f.terminals[i].vocab = false;
-            let ids: Vec<Option<u32>> = if t.token {
-                t.spellings.iter().map(|sp| vocab.token_id(sp)).collect()
-            } else {
-                // Not declared, but an added token of this vocabulary: the
-                // model writes it as one id, so its spelling in ordinary
-                // tokens (inside a value) is text, in the default mode.
-                let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.added_token_id(sp)).collect();
-                if ids.is_empty() || ids.iter().any(Option::is_none) {
+        // Declared tokens first, so a token both grammars spell is queued
+        // as a declared terminal; then the markers the vocabulary holds as
+        // added tokens (`vocab`), matched by id in the default mode only.
+        for vocab_pass in [false, true] {
+            for (i, t) in self.terminals.iter().enumerate() {
+                if t.token == vocab_pass {
                     continue;
                 }
-                f.terminals[i].vocab = true;
-                ids
-            };
-            if let Some(j) = ids.iter().position(Option::is_none) {
-                if t.required {
-                    return Err(crate::FormatError::MissingToken { marker: t.spellings[j].to_string() });
+                let ids: Vec<Option<u32>> = if vocab_pass {
+                    // Not declared, but an added token of this vocabulary:
+                    // the model writes it as one id, so its spelling in
+                    // ordinary tokens (inside a value) is text.
+                    let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.added_token_id(sp)).collect();
+                    if ids.iter().any(Option::is_none) {
+                        continue;
+                    }
+                    f.terminals[i].vocab = true;
+                    ids
+                } else {
+                    t.spellings.iter().map(|sp| vocab.token_id(sp)).collect()
+                };
+                if let Some(j) = ids.iter().position(Option::is_none) {
+                    if t.required {
+                        return Err(crate::FormatError::MissingToken { marker: t.spellings[j].to_string() });
+                    }
+                    f.terminals[i].token = false;
+                    continue;
                 }
-                f.terminals[i].token = false;
-                continue;
-            }
-            for id in ids.into_iter().flatten() {
-                // A pair whose reasoning and tool grammars both declare this
-                // token queues it as the first (the reasoning grammar's)
-                // terminal; the lexer compares through `canon`.
-                match f.token_ids.get(&id) {
-                    Some(&first) => f.token_canon[i] = first,
-                    None => {
-                        f.token_ids.insert(id, i as TermId);
+                for id in ids.into_iter().flatten() {
+                    // A pair whose reasoning and tool grammars both declare this
+                    // token queues it as the first (the reasoning grammar's)
+                    // terminal; the lexer compares through `canon`.
+                    match f.token_ids.get(&id) {
+                        Some(&first) => f.token_canon[i] = first,
+                        None => {
+                            f.token_ids.insert(id, i as TermId);
+                        }
                     }
                 }
             }
