@@ -61,7 +61,7 @@ impl Engine {
                 let fmt = &*self.fmt;
                 let st = &fmt.states[self.state as usize];
                 let (id_mode, pending) = (self.id_mode, &self.pending);
-                let vocab = self.set.policy.values == ValueMarkers::Guarded;
+                let vocab = self.set.policy.values() == ValueMarkers::Guarded;
                 let by_id = |t: TermId| {
                     let term = &fmt.terminals[t as usize];
                     term.token || (vocab && term.vocab)
@@ -190,7 +190,7 @@ impl Engine {
     /// or an added token of the vocabulary in the default mode.
     pub(super) fn by_id(&self, t: TermId) -> bool {
         let term = &self.fmt.terminals[t as usize];
-        term.token || (term.vocab && self.set.policy.values == ValueMarkers::Guarded)
+        term.token || (term.vocab && self.set.policy.values() == ValueMarkers::Guarded)
     }
 
     /// A token marker was read (or read as text): its queued id is used up.
@@ -227,7 +227,7 @@ impl Engine {
     /// prompt is read, nor for a marker its token id already decided, nor
     /// outside an open JSON string of a raw-JSON or envelope body.
     fn guards(&self, tr: Trans, by_id: bool) -> bool {
-        if !tr.follow || self.priming || self.set.policy.values != ValueMarkers::Guarded {
+        if !tr.follow || self.priming || self.set.policy.values() != ValueMarkers::Guarded {
             return false;
         }
         if by_id && self.id_mode {
@@ -265,7 +265,7 @@ impl Engine {
             return if at_end { Follow::Acts } else { Follow::Wait };
         }
         let fmt = &*self.fmt;
-        let vocab = self.set.policy.values == ValueMarkers::Guarded;
+        let vocab = self.set.policy.values() == ValueMarkers::Guarded;
         let skip = |t: TermId| {
             let term = &fmt.terminals[t as usize];
             self.id_mode && (term.token || (vocab && term.vocab)) && !self.pending.contains(&fmt.canon(t))

@@ -121,7 +121,8 @@ pub(crate) enum ValueMarkers {
     /// added token of the vocabulary matches only as that token.
     #[default]
     Guarded,
-    /// vLLM's answer (either vLLM flag): the marker acts wherever its
+    /// vLLM's answer (`vllm_text_loss`: the value's tail after the marker
+    /// is text vLLM loses): the marker acts wherever its
     /// spelling is (`markers_in_strings` still reads it inside a JSON
     /// string), and only markers declared `token` match by id.
     AsVllm,
@@ -156,7 +157,7 @@ pub(crate) struct Policy {
     pub one_shot_loss: Text,
 }
 
-/// The decisions the engine reads while it streams: seven bytes, so a
+/// The decisions the engine reads while it streams: six bytes, so a
 /// `Parser` stays within 1 KiB (`parser::size`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct EnginePolicy {
@@ -172,8 +173,18 @@ pub(crate) struct EnginePolicy {
     pub prompt_open: Text,
     /// A call to an undeclared function.
     pub unknown_names: UnknownNames,
-    /// A marker spelled inside a value.
-    pub values: ValueMarkers,
+}
+
+impl EnginePolicy {
+    /// A marker spelled inside a value: vLLM's reading exactly when vLLM's
+    /// text loss is asked for (`lost_text`), derived rather than stored so
+    /// a `Parser` stays within 1 KiB.
+    pub fn values(self) -> ValueMarkers {
+        match self.lost_text {
+            Text::Kept => ValueMarkers::Guarded,
+            Text::Lost => ValueMarkers::AsVllm,
+        }
+    }
 }
 
 impl Policy {
@@ -214,9 +225,6 @@ impl Policy {
                 after_calls: loss(fmt.drop_content_after_calls),
                 prompt_open: loss(fmt.prompt_lost),
                 unknown_names,
-                // Both flags off: Sift's reading. Either flag asks for
-                // vLLM's, which cuts the value at the marker's spelling.
-                values: if vllm.text_loss || vllm.one_shot { ValueMarkers::AsVllm } else { ValueMarkers::Guarded },
             },
             with_calls: loss(calls.text_around_calls_lost),
             none_choice,

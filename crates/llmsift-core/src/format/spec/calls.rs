@@ -40,8 +40,8 @@ pub enum MarkersInValues {
     /// A closer inside a value (an XML parameter's value, an open JSON
     /// string of the arguments) ends it only when what follows it, after
     /// optional white space, is a marker the state it leads to takes, or
-    /// the end of the output; else it is the value's text. With either of
-    /// the request's vLLM flags the marker acts as vLLM reads it.
+    /// the end of the output; else it is the value's text. With the
+    /// request's `vllm_text_loss` the marker acts as vLLM reads it.
     Follow,
 }
 
