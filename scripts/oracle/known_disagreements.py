@@ -56,6 +56,10 @@ SETTINGS_REASONS = [
 ]
 
 REASONS = [
+    (r"\+(qwen3_coder|qwen3_xml|seed_oss|glm45|glm47|ling3|minimax_m2|deepseek_v31|deepseek_v32|deepseek_v4|deepseek_v41|kimi_k2|kimi_k3)/closer-in-string(/v\d+)?\s",
+     "deliberate (issue 23): a closing marker inside a value: vLLM ends the value or the call there; Sift's default "
+     "(markers_in_values = \"follow\") reads it as the value's text unless the grammar's next marker or the "
+     "output's end follows it; vllm_text_loss gives vLLM's answer (docs/deviations.md)"),
     (r"\+(hermes|qwen3_json|longcat|dots|jamba|hunyuan_a13b|granite-20b-fc)/closer-in-string(/v\d+)?\s",
      "deliberate: a closing marker inside a JSON string argument: vLLM's non-greedy regex ends the call there, the "
      "cut JSON does not parse, and its one-shot answer is the whole output as content (its stream sends a cut "

@@ -40,6 +40,13 @@ pub struct Case {
     /// How to stream it.
     #[serde(default)]
     pub stream: Option<StreamSpec>,
+    /// With a tokenizer: the output as runs that concatenate to
+    /// `model_output`, each a string (tokenized as the model's output is,
+    /// added tokens read whole) or `{"ordinary": text}` (spelled in ordinary
+    /// tokens only: a marker the model wrote inside a value without its
+    /// token; see `tokspec::encode_runs`).
+    #[serde(default)]
+    pub tokenized_as: Option<Vec<Value>>,
     /// The reference answer (not used to produce ours).
     #[serde(default)]
     pub expected: Option<Value>,

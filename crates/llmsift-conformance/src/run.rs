@@ -69,6 +69,31 @@ pub fn stream_chunks(text: &str, bytes_per_delta: Option<usize>) -> Vec<&str> {
     out
 }
 
+/// The whole output pushed at once, except that each added token goes in a
+/// push of its own, after the text before it: a push's ids belong to its text,
+/// so a marker's spelling in ordinary tokens before its real token (inside
+/// a value, then the call's real close) is never taken for it. Where the
+/// decoded prefix is not a prefix of the text (a decoder that rewrites
+/// joins), the rest goes in one push.
+fn push_at_added_tokens(p: &mut llmsift_core::Parser, v: &TokenizerView, text: &str, ids: &[u32], d: &mut Delta) {
+    let added: std::collections::HashSet<u32> = v.inner().get_added_tokens_decoder().keys().copied().collect();
+    let (mut at, mut from) = (0usize, 0usize);
+    for k in 0..ids.len() {
+        if !added.contains(&ids[k]) {
+            continue;
+        }
+        // The text before the token with its ids, then the token alone.
+        let (before, upto) = (v.decode(&ids[..k]), v.decode(&ids[..=k]));
+        if before.len() < at || upto.len() < before.len() || !text.starts_with(upto.as_str()) {
+            break;
+        }
+        p.push_into(&text[at..before.len()], Some(&ids[from..k]), d);
+        p.push_into(&text[before.len()..upto.len()], Some(&ids[k..=k]), d);
+        (at, from) = (upto.len(), k + 1);
+    }
+    p.push_into(&text[at..], Some(&ids[from..]), d);
+}
+
 /// Whether the case asks for the serving path's `skip_special_tokens`: its
 /// request carries vLLM's field (absent: the parsers are called directly on
 /// the text, as vLLM's tests do). The pair's `keep_special_tokens` rules
@@ -161,9 +186,9 @@ impl Runner {
             None => None,
         };
         let ids = match &view {
-            Some(v) => match v.encode(text) {
+            Some(v) => match crate::tokspec::encode_runs(v, text, case.tokenized_as.as_deref()) {
                 Ok(ids) => Some(ids),
-                Err(e) => return Answer::error(&case.id, "unusable_case", e.to_string()),
+                Err(e) => return Answer::error(&case.id, "unusable_case", e),
             },
             None => None,
         };
@@ -201,7 +226,10 @@ impl Runner {
         // One shot.
         let mut d = Delta::default();
         let mut p = factory.parser(&req);
-        p.push_into(text, one_ids.as_deref(), &mut d);
+        match (&view, &one_ids) {
+            (Some(v), Some(ids)) if !skip => push_at_added_tokens(&mut p, v, text, ids, &mut d),
+            _ => p.push_into(text, one_ids.as_deref(), &mut d),
+        }
         p.finish_into(&mut d);
         if !parallel {
             first_call_only(&mut d);

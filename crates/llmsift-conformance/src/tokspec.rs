@@ -15,6 +15,10 @@
 //!
 //! Invariant: the same spec always yields the same ids (a token already in
 //! the base vocabulary keeps its id; new ones are numbered after it in order).
+//!
+//! Also here: a case's `tokenized_as` runs ([`encode_runs`]), which spell
+//! part of the output in ordinary tokens (a marker written inside a value
+//! without its token id), checked to decode back to the output exactly.
 
 use llmsift_tokenizers::{named_tokenizer_path, TokenizerView};
 use serde::{Deserialize, Deserializer};
@@ -69,4 +73,55 @@ fn tokens(v: &Value, key: &str, special: bool) -> Vec<AddedToken> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The ids of a case's output: `text` as the tokenizer reads it, or, with
+/// `runs` (`tokenized_as`), each run tokenized so, a `{"ordinary": text}`
+/// run with no added token read whole. The runs must concatenate to
+/// `text`, and the ids must decode to it.
+pub(crate) fn encode_runs(v: &TokenizerView, text: &str, runs: Option<&[Value]>) -> Result<Vec<u32>, String> {
+    let Some(runs) = runs else { return v.encode(text).map_err(|e| e.to_string()) };
+    let (mut ids, mut joined) = (vec![], String::new());
+    for r in runs {
+        match r {
+            Value::String(s) => {
+                ids.extend(v.encode(s).map_err(|e| e.to_string())?);
+                joined.push_str(s);
+            }
+            Value::Object(o) => {
+                let s = o.get("ordinary").and_then(Value::as_str).ok_or("a run object needs \"ordinary\"")?;
+                ids.extend(encode_ordinary(v, s)?);
+                joined.push_str(s);
+            }
+            _ => return Err(format!("tokenized_as: a run is a string or {{\"ordinary\": …}}, not {r}")),
+        }
+    }
+    if joined != text {
+        return Err("tokenized_as: the runs do not concatenate to model_output".into());
+    }
+    if v.decode(&ids) != text {
+        return Err("tokenized_as: the ids do not decode to model_output".into());
+    }
+    Ok(ids)
+}
+
+/// `s` in ordinary tokens: cut after the first character of every added
+/// token's spelling in it, so no piece holds one whole, and each piece
+/// tokenized alone (how a model spells a marker without its token).
+fn encode_ordinary(v: &TokenizerView, s: &str) -> Result<Vec<u32>, String> {
+    let mut cuts: Vec<usize> = vec![0, s.len()];
+    for t in v.inner().get_added_tokens_decoder().values() {
+        let c = t.content.as_str();
+        let Some(first) = c.chars().next() else { continue };
+        if c.len() > first.len_utf8() {
+            cuts.extend(s.match_indices(c).map(|(i, _)| i + first.len_utf8()));
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut ids = vec![];
+    for w in cuts.windows(2) {
+        ids.extend(v.encode(&s[w[0]..w[1]]).map_err(|e| e.to_string())?);
+    }
+    Ok(ids)
 }

@@ -41,7 +41,7 @@ mod whole;
 
 pub use error::FormatError;
 pub use format::{Format, FormatSpec};
-pub use limits::MAX_MARKER_LEN;
+pub use limits::{MAX_HELD_BYTES, MAX_MARKER_LEN};
 pub use limits::{Exceeded, Limits};
 pub use message::{Delta, Folder, Message, Piece, ToolCall, ToolCallDelta};
 pub use parser::{Parser, ParserFactory, Request, ToolChoice};

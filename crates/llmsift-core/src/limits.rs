@@ -27,6 +27,15 @@ use std::fmt;
 /// held-back text (checked when a format compiles, never per token).
 pub const MAX_MARKER_LEN: usize = 64;
 
+/// White space a closer inside a value may be followed by before the
+/// grammar's next marker is looked for (`markers_in_values = "follow"`).
+pub const MAX_FOLLOW_SPACE: usize = 32;
+
+/// The most a parser holds back: a closer inside a value, the white space
+/// after it and a proper prefix of the next marker (a lone marker prefix
+/// is shorter than [`MAX_MARKER_LEN`]).
+pub const MAX_HELD_BYTES: usize = 2 * MAX_MARKER_LEN + MAX_FOLLOW_SPACE;
+
 /// The limits one parser enforces. Every limit is on by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {

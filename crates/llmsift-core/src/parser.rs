@@ -661,6 +661,13 @@ impl Parser {
     }
 
     /// Feeds one delta and returns what it produced.
+    ///
+    /// `ids` are the token ids of this delta's text: a special-token marker
+    /// counts as a marker only when its id came in the same or an earlier
+    /// push. A caller holding a whole output and its ids, where a marker may
+    /// also be spelled in ordinary tokens (inside a value), pushes each
+    /// special token with its own text so no id is taken for an earlier
+    /// spelling (the conformance runner does so).
     pub fn push(&mut self, text: &str, ids: Option<&[u32]>) -> Delta {
         let mut d = Delta::default();
         self.push_into(text, ids, &mut d);
@@ -752,9 +759,11 @@ impl Parser {
         self.engine.state_name()
     }
 
-    /// Bytes the lexer holds back because they may begin a marker: always
-    /// fewer than [`crate::MAX_MARKER_LEN`], however long the stream (a
-    /// response template holds pending delimiters and an open call region).
+    /// Bytes the lexer holds back because they may begin a marker: fewer
+    /// than [`crate::MAX_MARKER_LEN`], or, for a closer inside a value whose
+    /// follower is not known yet (`markers_in_values`), fewer than
+    /// [`crate::MAX_HELD_BYTES`], however long the stream (a response
+    /// template holds pending delimiters and an open call region).
     pub fn held_bytes(&self) -> usize {
         if let Some(rt) = &self.rt {
             return rt.held_bytes();

@@ -16,6 +16,16 @@
 pub trait Vocab {
     /// The id of `marker` when the vocabulary holds it as one token.
     fn token_id(&self, marker: &str) -> Option<u32>;
+
+    /// The id of `marker` when it is an added token of the vocabulary (one
+    /// the tokenizer always reads whole, special or not): a format marker
+    /// not declared `token` is then matched by id in the default mode, so
+    /// its spelling in ordinary tokens is text. `None` by default (a plain
+    /// map of marker ids declares no added tokens).
+    fn added_token_id(&self, marker: &str) -> Option<u32> {
+        let _ = marker;
+        None
+    }
 }
 
 impl<F: Fn(&str) -> Option<u32>> Vocab for F {

@@ -9,7 +9,7 @@
 
 use llmsift_core::json::JsonScanner;
 use llmsift_core::{
-    Delta, Exceeded, Folder, Limits, Message, ParserFactory, Registry, Request, Tools, MAX_MARKER_LEN,
+    Delta, Exceeded, Folder, Limits, Message, ParserFactory, Registry, Request, Tools,
 };
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ fn run(
         d.clear();
         p.push_into(c, None, &mut d);
         fold.push(&d);
-        assert!(p.held_bytes() < MAX_MARKER_LEN);
+        assert!(p.held_bytes() < llmsift_core::MAX_HELD_BYTES);
     }
     d.clear();
     p.finish_into(&mut d);
@@ -241,12 +241,14 @@ fn a_closing_marker_inside_an_argument_value() {
         "<tool_call>\n<function=f>\n<parameter=code>\n{code}\n</parameter>\n</function>\n</tool_call>"
     );
     let (m, _) = check(&f, &tools(&["f"]), Limits::default(), &text);
-    // As vLLM's qwen3_coder reads it: the first `</parameter>` ends the value;
-    // whatever it answers, no byte is lost from both fields and no call is nameless.
+    // A closer followed by text is the value's text (`markers_in_values =
+    // "follow"`, issue 23): the value is whole and no call is nameless.
+    // vLLM's qwen3_coder ends the value at the first `</parameter>`.
     assert_eq!(m.tool_calls.len(), 1, "{m:?}");
     assert_eq!(m.tool_calls[0].name, "f");
-    let both = format!("{}{}", m.content.as_deref().unwrap_or(""), m.tool_calls[0].arguments);
-    assert!(both.contains("if s =="), "{m:?}");
+    let args: serde_json::Value = serde_json::from_str(&m.tool_calls[0].arguments).unwrap();
+    assert_eq!(args, serde_json::json!({ "code": code }), "{m:?}");
+    assert_eq!(m.content, None);
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn stream(f: &ParserFactory, req: &Request, text: &str, cuts: &[usize]) -> llmsi
             fold.push(&p.push(&text[start..c], None));
             start = c;
             // Prefix buffering holds less than one marker, whatever came before.
-            assert!(p.held_bytes() < llmsift_core::MAX_MARKER_LEN, "held {} bytes", p.held_bytes());
+            assert!(p.held_bytes() < llmsift_core::MAX_HELD_BYTES, "held {} bytes", p.held_bytes());
         }
     }
     fold.push(&p.push(&text[start..], None));

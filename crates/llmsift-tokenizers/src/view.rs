@@ -167,4 +167,11 @@ impl llmsift_core::Vocab for TokenizerView {
             _ => None,
         }
     }
+
+    /// The id of `marker` when it is one of the tokenizer's added tokens
+    /// (special or not), spelled exactly so: read once per marker when a
+    /// format is bound, never per token.
+    fn added_token_id(&self, marker: &str) -> Option<u32> {
+        self.inner.get_added_tokens_decoder().iter().find(|(_, t)| t.content == marker).map(|(id, _)| *id)
+    }
 }

@@ -4,15 +4,23 @@
 //! delta. Also the rule that reads a marker inside an open JSON string as
 //! the string's text (`markers_in_strings = "text"`).
 //!
+//! Also the lookahead after a closer inside a value (`markers_in_values =
+//! "follow"`): it acts only where the grammar's next marker or the output's
+//! end follows, else it is the value's text; undecided, it is held.
+//!
 //! Invariants: held text is a proper prefix of an active spelling (shorter
-//! than the longest); bytes before the held tail are never scanned again; a
+//! than the longest), or a guarded closer, white space and a proper prefix
+//! of the next marker (under `MAX_HELD_BYTES`); bytes before the held tail
+//! are never scanned again; a
 //! run that makes no progress for more rounds than a valid chain of states
 //! can take passes a character on as content (a cycle in a user's format
 //! never spins).
 
+use super::policy::ValueMarkers;
 use super::{ArgsW, Class, Engine, SEEN_STRING_MARKER};
-use crate::format::compiled::Mode;
-use crate::format::TermId;
+use crate::format::compiled::{Mode, Trans};
+use crate::format::{StateId, TermId};
+use crate::limits::MAX_FOLLOW_SPACE;
 use crate::message::Delta;
 
 impl Engine {
@@ -54,12 +62,15 @@ impl Engine {
                 let fmt = &*self.fmt;
                 let st = &fmt.states[self.state as usize];
                 let (id_mode, pending) = (self.id_mode, &self.pending);
-                let skip = |t: TermId| {
-                    id_mode && fmt.terminals[t as usize].token && !pending.contains(&fmt.canon(t))
+                let vocab = self.set.policy.values() == ValueMarkers::Guarded;
+                let by_id = |t: TermId| {
+                    let term = &fmt.terminals[t as usize];
+                    term.token || (vocab && term.vocab)
                 };
+                let skip = |t: TermId| id_mode && by_id(t) && !pending.contains(&fmt.canon(t));
                 let full = |k: usize| {
                     let (sp, t, tr) = &st.spellings[k];
-                    Some((sp.len(), *t, *tr, fmt.terminals[*t as usize].token))
+                    Some((sp.len(), *t, *tr, by_id(*t)))
                 };
                 st.next_marker(bytes, pos, skip).map(|(p, probe)| match probe {
                     Probe::Full(k) => (p, full(k), false),
@@ -101,7 +112,28 @@ impl Engine {
                 self.mute = self.mute.saturating_sub(p);
                 return None;
             };
-            if self.marker_is_string_text() {
+            if self.guards(tr, token) {
+                match self.follows(s, p + len, tr.to, at_end) {
+                    Follow::Acts => {}
+                    Follow::Text => {
+                        // The value's text: the kernel gets the marker's
+                        // bytes with the text after it.
+                        if !matches!(self.fmt.states[self.state as usize].mode, Mode::ParamValue) {
+                            self.seen |= SEEN_STRING_MARKER;
+                        }
+                        text_start = p;
+                        pos = p + 1;
+                        continue;
+                    }
+                    Follow::Wait => {
+                        // Undecided until more output comes: held, as a
+                        // marker's proper prefix is.
+                        self.held.push_str(&s[p..]);
+                        self.mute = self.mute.saturating_sub(p);
+                        return None;
+                    }
+                }
+            } else if self.marker_is_string_text() {
                 // The string's text (`markers_in_strings = "text"`): the
                 // kernel gets its bytes with the text after it, and the
                 // search goes on from its next byte.
@@ -172,6 +204,13 @@ impl Engine {
         }
     }
 
+    /// Whether terminal `t` matches by id once ids come: declared `token`,
+    /// or an added token of the vocabulary in the default mode.
+    pub(super) fn by_id(&self, t: TermId) -> bool {
+        let term = &self.fmt.terminals[t as usize];
+        term.token || (term.vocab && self.set.policy.values() == ValueMarkers::Guarded)
+    }
+
     /// A token marker was read (or read as text): its queued id is used up.
     fn take_id(&mut self, t: TermId, token: bool) {
         if self.id_mode && token {
@@ -200,11 +239,79 @@ impl Engine {
         }
     }
 
+    /// Whether the marker just found, with transition `tr`, is a closer
+    /// inside a value that only acts where the grammar allows what follows
+    /// (`markers_in_values = "follow"`, in the default mode): not when the
+    /// prompt is read, nor for a marker its token id already decided, nor
+    /// outside an open JSON string of a raw-JSON or envelope body.
+    fn guards(&self, tr: Trans, by_id: bool) -> bool {
+        if !tr.follow || self.priming || self.set.policy.values() != ValueMarkers::Guarded {
+            return false;
+        }
+        if by_id && self.id_mode {
+            return false;
+        }
+        match &self.fmt.states[self.state as usize].mode {
+            Mode::ParamValue => true,
+            Mode::Args(_) => {
+                matches!(self.call.as_ref().map(|c| &c.args), Some(ArgsW::Raw(r)) if r.in_string())
+            }
+            Mode::Envelope(_) => self.env_in_string(),
+            _ => false,
+        }
+    }
+
+    /// What follows a guarded closer that ends at `from`: after at most
+    /// [`MAX_FOLLOW_SPACE`] bytes of white space, a marker (or, at the end
+    /// of the output, a marker's start) of the state `to` it leads to, or
+    /// the end of the output: it acts; anything else: it is text; the
+    /// bytes so far only begin such a marker or are all white space: wait.
+    /// Longer white space lets it act, as it did before (the bound keeps
+    /// what a stream holds small). A function of the bytes from the marker
+    /// on, so every cut of the output gives the same answer.
+    pub(super) fn follows(&self, s: &str, from: usize, to: StateId, at_end: bool) -> Follow {
+        use crate::format::compiled::Probe;
+        let b = s.as_bytes();
+        let mut r = from;
+        while r < b.len() && b[r].is_ascii_whitespace() {
+            r += 1;
+            if r - from > MAX_FOLLOW_SPACE {
+                return Follow::Acts;
+            }
+        }
+        if r == b.len() {
+            return if at_end { Follow::Acts } else { Follow::Wait };
+        }
+        let fmt = &*self.fmt;
+        let vocab = self.set.policy.values() == ValueMarkers::Guarded;
+        let skip = |t: TermId| {
+            let term = &fmt.terminals[t as usize];
+            self.id_mode && (term.token || (vocab && term.vocab)) && !self.pending.contains(&fmt.canon(t))
+        };
+        match fmt.states[to as usize].probe(&b[r..], skip) {
+            Probe::Full(_) => Follow::Acts,
+            // The output ends inside the next marker: it was markup.
+            Probe::Partial(_) if at_end => Follow::Acts,
+            Probe::Partial(_) => Follow::Wait,
+            Probe::No => Follow::Text,
+        }
+    }
+
     /// A run stops at byte `n` (a hold toggle): prompt bytes before it are behind.
     pub(super) fn stop_at(&mut self, n: usize) -> Option<usize> {
         self.mute = self.mute.saturating_sub(n);
         Some(n)
     }
+}
+
+/// What follows a guarded closer (see [`Engine::follows`]).
+pub(super) enum Follow {
+    /// The grammar's next marker, or the end: the closer acts.
+    Acts,
+    /// Anything else: the closer is the value's text.
+    Text,
+    /// Not decided by the bytes so far: held for the next delta.
+    Wait,
 }
 
 /// How a lexing run goes on after a text span.

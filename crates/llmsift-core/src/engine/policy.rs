@@ -7,7 +7,8 @@
 //! format's vLLM-only fields (`[vllm.text_loss]`: `cut_call`, `cut_param`,
 //! `unknown_names`, `text_around_calls`, `calls_when_none`,
 //! `strip_without_tools`, `[prompt] lost`, `drop_content_after_calls`, the
-//! `[vllm.one_shot]` table): the engine, the parser, the one-shot layer
+//! `[vllm.one_shot]` table; and whether closers inside values and markers
+//! that are vocabulary tokens get Sift's reading, `markers_in_values`): the engine, the parser, the one-shot layer
 //! (`crate::whole`) and the message filters (`crate::post`) read only these
 //! enums at run time. When the format's vLLM settings change shape, this
 //! function is the one to follow.
@@ -130,6 +131,22 @@ pub(crate) enum NoneChoice {
     StripWithoutTools,
 }
 
+/// How a marker spelled inside a value is read (`markers_in_values`, and
+/// markers that are added tokens of the bound vocabulary).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum ValueMarkers {
+    /// Sift's answer: a closer marked `follow` acts inside a value only
+    /// where the grammar allows what follows it, and a marker that is an
+    /// added token of the vocabulary matches only as that token.
+    #[default]
+    Guarded,
+    /// vLLM's answer (`vllm_text_loss`: the value's tail after the marker
+    /// is text vLLM loses): the marker acts wherever its
+    /// spelling is (`markers_in_strings` still reads it inside a JSON
+    /// string), and only markers declared `token` match by id.
+    AsVllm,
+}
+
 /// Whether the parser streams or holds the whole output for vLLM's
 /// one-shot decisions (`[vllm.one_shot]`, `crate::whole`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -186,6 +203,18 @@ impl Spans {
             (false, _) => Spans::Off,
             (true, false) => Spans::On,
             (true, true) => Spans::VllmLoss,
+        }
+    }
+}
+
+impl EnginePolicy {
+    /// A marker spelled inside a value: vLLM's reading exactly when vLLM's
+    /// text loss is asked for (`lost_text`), derived rather than stored so
+    /// a `Parser` stays within 1 KiB.
+    pub fn values(self) -> ValueMarkers {
+        match self.lost_text {
+            Text::Kept => ValueMarkers::Guarded,
+            Text::Lost => ValueMarkers::AsVllm,
         }
     }
 }

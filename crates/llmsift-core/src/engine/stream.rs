@@ -76,7 +76,9 @@ impl Engine {
             {
                 for id in ids {
                     if let Some(&t) = self.fmt.token_ids.get(id) {
-                        self.pending.push_back(t);
+                        if self.by_id(t) {
+                            self.pending.push_back(t);
+                        }
                     }
                 }
             }
@@ -92,6 +94,20 @@ impl Engine {
         self.held.clear();
         self.lex(&buf, false, out);
         self.scratch = buf;
+    }
+
+    /// The length of a held closer and the white space after it, when the
+    /// held tail is one (a whole marker, held for its follower); else 0.
+    fn held_closer(&self, held: &str) -> usize {
+        use crate::format::compiled::Probe;
+        let st = &self.fmt.states[self.state as usize];
+        match st.probe(held.as_bytes(), |_| false) {
+            Probe::Full(k) => {
+                let end = st.spellings[k].0.len();
+                end + held[end..].bytes().take_while(u8::is_ascii_whitespace).count()
+            }
+            _ => 0,
+        }
     }
 
     /// The first push (or the finish of an empty output) emits the format's
@@ -115,10 +131,14 @@ impl Engine {
         self.ledger_finish();
         let held = std::mem::take(&mut self.held);
         if self.fmt.calls.drop_unfinished_marker {
-            // The held tail is a marker the output stopped in the middle of.
-            let keep =
-                self.fmt.states[self.state as usize].find_candidate(held.as_bytes()).unwrap_or(held.len());
-            self.lex(&held[..keep], true, out);
+            // A closer held for what follows it (`markers_in_values`) ends
+            // the value now; what is left is a marker the output stopped in
+            // the middle of, in the state the closer led to.
+            let closer = self.held_closer(&held);
+            self.lex(&held[..closer], true, out);
+            let rest = &held[closer..];
+            let keep = self.fmt.states[self.state as usize].find_candidate(rest.as_bytes()).unwrap_or(rest.len());
+            self.lex(&rest[..keep], true, out);
         } else {
             self.lex(&held, true, out);
         }

@@ -16,6 +16,10 @@ pub(crate) struct Terminal {
     pub token: bool,
     /// Binding fails when the vocabulary lacks it (`required_token`).
     pub required: bool,
+    /// Not declared a token, but every spelling is an added token of the
+    /// bound vocabulary: matched by id only in the default mode (set by
+    /// `bind`; vLLM's parsers match it in text).
+    pub vocab: bool,
 }
 
 /// How a name's text is read.
@@ -157,6 +161,11 @@ pub(crate) struct Trans {
     pub discard: bool,
     /// Opens a call section (see `Engine::section`).
     pub section: bool,
+    /// A closer of a value state under `markers_in_values = "follow"`: in
+    /// the default mode, spelled inside a value it acts only when the
+    /// target state's marker (after optional white space) or the output's
+    /// end follows (see `engine/lex.rs`).
+    pub follow: bool,
 }
 
 /// How a transition types the parameter it opens.
@@ -341,6 +350,7 @@ pub(crate) struct CallRules {
     pub word_names: bool,
     pub unique_params: bool,
     pub markers_in_strings: crate::format::spec::MarkersInStrings,
+    pub markers_in_values: crate::format::spec::MarkersInValues,
     pub unwrap_params: Vec<String>,
     pub need_end: bool,
     pub validate: bool,
@@ -546,31 +556,55 @@ impl Format {
     /// in text, as vLLM's parsers do for a marker they only search for (the
     /// pythonic parser's `<|python_end|>` with a Llama 3.1 tokenizer). A
     /// terminal with several spellings is bound by id only when all are
-    /// tokens, so it is never half id-matched and half text-matched.
+    /// tokens, so it is never half id-matched and half text-matched. A
+    /// marker not declared `token` whose spellings are all added tokens of
+    /// the vocabulary is bound too (`vocab`): the engine matches it by id
+    /// in the default mode only (issue 23: its spelling in ordinary tokens
+    /// inside a value is text).
     pub fn bind(&self, vocab: &dyn crate::Vocab) -> Result<Format, crate::FormatError> {
         let mut f = self.clone();
         f.token_ids.clear();
+        for t in &mut f.terminals {
+            t.vocab = false;
+        }
         f.token_canon = (0..self.terminals.len() as TermId).collect();
-        for (i, t) in self.terminals.iter().enumerate() {
-            if !t.token {
-                continue;
-            }
-            let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.token_id(sp)).collect();
-            if let Some(j) = ids.iter().position(Option::is_none) {
-                if t.required {
-                    return Err(crate::FormatError::MissingToken { marker: t.spellings[j].to_string() });
+        // Declared tokens first, so a token both grammars spell is queued
+        // as a declared terminal; then the markers the vocabulary holds as
+        // added tokens (`vocab`), matched by id in the default mode only.
+        for vocab_pass in [false, true] {
+            for (i, t) in self.terminals.iter().enumerate() {
+                if t.token == vocab_pass {
+                    continue;
                 }
-                f.terminals[i].token = false;
-                continue;
-            }
-            for id in ids.into_iter().flatten() {
-                // A pair whose reasoning and tool grammars both declare this
-                // token queues it as the first (the reasoning grammar's)
-                // terminal; the lexer compares through `canon`.
-                match f.token_ids.get(&id) {
-                    Some(&first) => f.token_canon[i] = first,
-                    None => {
-                        f.token_ids.insert(id, i as TermId);
+                let ids: Vec<Option<u32>> = if vocab_pass {
+                    // Not declared, but an added token of this vocabulary:
+                    // the model writes it as one id, so its spelling in
+                    // ordinary tokens (inside a value) is text.
+                    let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.added_token_id(sp)).collect();
+                    if ids.iter().any(Option::is_none) {
+                        continue;
+                    }
+                    f.terminals[i].vocab = true;
+                    ids
+                } else {
+                    t.spellings.iter().map(|sp| vocab.token_id(sp)).collect()
+                };
+                if let Some(j) = ids.iter().position(Option::is_none) {
+                    if t.required {
+                        return Err(crate::FormatError::MissingToken { marker: t.spellings[j].to_string() });
+                    }
+                    f.terminals[i].token = false;
+                    continue;
+                }
+                for id in ids.into_iter().flatten() {
+                    // A pair whose reasoning and tool grammars both declare this
+                    // token queues it as the first (the reasoning grammar's)
+                    // terminal; the lexer compares through `canon`.
+                    match f.token_ids.get(&id) {
+                        Some(&first) => f.token_canon[i] = first,
+                        None => {
+                            f.token_ids.insert(id, i as TermId);
+                        }
                     }
                 }
             }
@@ -588,7 +622,7 @@ impl Format {
     /// vocabulary (for [`crate::ReasoningCounter`] and reasoning-end checks).
     pub fn reasoning_token_ids(&self) -> Option<(Option<u32>, u32)> {
         let id_of = |t: Option<TermId>| {
-            let t = t?;
+            let t = t.filter(|t| self.terminals[*t as usize].token)?;
             self.token_ids.iter().find(|(_, v)| **v == t).map(|(k, _)| *k)
         };
         let end = id_of(self.reasoning_markers.1)?;

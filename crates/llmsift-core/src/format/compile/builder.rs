@@ -60,6 +60,7 @@ impl Builder {
                 spellings: t.spellings().iter().map(|s| s.as_str().into()).collect(),
                 token: t.is_token(),
                 required: t.is_required_token(),
+                vocab: false,
             });
             self.term_index.insert((g, name.clone()), id);
         }

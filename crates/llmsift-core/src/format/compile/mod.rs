@@ -181,6 +181,9 @@ pub fn compile_entry(
             "types held calls: the format has no `hold` transition",
         ));
     }
+    if f.calls.markers_in_values == crate::format::spec::MarkersInValues::Follow {
+        states::mark_follow(&mut f.states);
+    }
     checks::check_reachable(&f, &start.roots)?;
     checks::check_reprocess(&f)?;
     f.states.shrink_to_fit();

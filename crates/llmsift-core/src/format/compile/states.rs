@@ -1,7 +1,8 @@
 //! `[states]` compiled: each state's text kind (a word or a configured
 //! kernel) and its transitions resolved to ids, with the drop terminals
 //! added and the lexer's needle built. Kernels that hand text over check
-//! they never hand it to themselves.
+//! they never hand it to themselves. With `markers_in_values = "follow"`,
+//! the closers of value states are marked (`mark_follow`).
 
 use super::builder::{tool_state, Builder};
 use super::checks::{check_ambiguous, needle_for, seconds_for};
@@ -50,6 +51,7 @@ pub(super) fn resolve(
                 verbatim: tt.verbatim,
                 discard: tt.discard,
                 section: tt.section,
+                follow: false,
                 param: tt.param.map(|p| match p {
                     ParamSpec::String => ParamForce::Type(crate::schema::ParamType::String),
                     ParamSpec::Json => ParamForce::Type(crate::schema::ParamType::Json),
@@ -223,4 +225,24 @@ fn compile_mode(
             }
         },
     })
+}
+
+/// Marks the closers of value states (`markers_in_values = "follow"`): a
+/// marker of an XML parameter's value, or of a raw-JSON or envelope body
+/// (where it is checked only inside an open string), whose transition opens
+/// no call, reads nothing again and leads to markup or text (`content`,
+/// `drop`, `lost`, `blank`): the next parameter's, the call's or the
+/// section's close. Openers (into a name) act as before: what follows them
+/// is a name, which no bounded lookahead can check.
+pub(super) fn mark_follow(states: &mut [State]) {
+    let closes = |m: &Mode| matches!(m, Mode::Content | Mode::Drop | Mode::Lost | Mode::Blank);
+    let modes: Vec<bool> = states.iter().map(|s| closes(&s.mode)).collect();
+    for st in states.iter_mut() {
+        if !matches!(st.mode, Mode::ParamValue | Mode::Args(_) | Mode::Envelope(_)) {
+            continue;
+        }
+        for (_, _, tr) in st.spellings.iter_mut() {
+            tr.follow = !tr.call && !tr.reprocess && tr.hold.is_none() && modes[tr.to as usize];
+        }
+    }
 }

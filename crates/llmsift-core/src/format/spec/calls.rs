@@ -28,6 +28,23 @@ pub enum MarkersInStrings {
     Text,
 }
 
+/// What a closing marker spelled inside a value is, in the default mode
+/// (`markers_in_values`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkersInValues {
+    /// The marker acts as it would anywhere in its state (`markers_in_strings`
+    /// decides inside a JSON string).
+    #[default]
+    Act,
+    /// A closer inside a value (an XML parameter's value, an open JSON
+    /// string of the arguments) ends it only when what follows it, after
+    /// optional white space, is a marker the state it leads to takes, or
+    /// the end of the output; else it is the value's text. With the
+    /// request's `vllm_text_loss` the marker acts as vLLM reads it.
+    Follow,
+}
+
 /// `[calls]`: how calls are read.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +121,11 @@ pub struct CallPolicy {
     /// whole read it: DeepSeek V3's, ERNIE's, Hermes').
     #[serde(default)]
     pub markers_in_strings: MarkersInStrings,
+    /// What a closing marker spelled inside a value is in the default mode:
+    /// `act` (as anywhere) or `follow` (only where the grammar allows what
+    /// follows it; see [`MarkersInValues`]).
+    #[serde(default)]
+    pub markers_in_values: MarkersInValues,
     /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
     /// parameter is one of them, not declared by a function that declares
     /// parameters, gets the wrapped object as its arguments when all its keys

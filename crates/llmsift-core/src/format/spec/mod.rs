@@ -26,7 +26,7 @@ pub mod terminals;
 pub mod vllm;
 
 pub use alias::{AliasOverlay, CallsOverlay, VllmOverlay};
-pub use calls::{AliasSpec, CallPolicy, MarkersInStrings, Uncommitted};
+pub use calls::{AliasSpec, CallPolicy, MarkersInStrings, MarkersInValues, Uncommitted};
 pub use states::{
     ArgsSpec, BareValuesSpec, EnvelopeSpec, ForceContentSpec, HeaderSpec, Kernel, ModeSpec, NameSpec,
     NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, RelaxedSpec, RouteSpec, SimpleMode, StateSpec,
