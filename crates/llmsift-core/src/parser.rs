@@ -106,13 +106,23 @@ pub struct Request {
     /// came from a backend that guided it to that JSON itself (a chat
     /// backend given `tool_choice`).
     pub choice_as_json: bool,
+    /// Emit a call only once it closes (default false). The call is held
+    /// whole and then sent in one delta, and a call the output's end cut is
+    /// its raw text as content, streamed and one-shot alike: an agent never
+    /// sees a call it must not execute. By default a cut call stays a call
+    /// whose arguments are exactly what was written (an incomplete JSON
+    /// prefix, never completed) and [`Parser::cut_call`] reports it; under
+    /// `vllm_text_loss` it is completed as vLLM completes it. This setting
+    /// wins over `vllm_text_loss` for cut calls (`docs/deviations.md`).
+    pub atomic_calls: bool,
 }
 
 impl Request {
-    /// The two vLLM-compatibility flags, for [`Policy::resolve`] (the
-    /// parser's decisions are settled from them once, when it is built).
+    /// The two vLLM-compatibility flags and `atomic_calls`, for
+    /// [`Policy::resolve`] (the parser's decisions are settled from them
+    /// once, when it is built).
     pub(crate) fn vllm(&self) -> Vllm {
-        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot }
+        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot, atomic: self.atomic_calls }
     }
 }
 
@@ -130,6 +140,7 @@ impl Default for Request {
             vllm_text_loss: false,
             vllm_one_shot: false,
             choice_as_json: false,
+            atomic_calls: false,
         }
     }
 }
@@ -445,7 +456,15 @@ impl ParserFactory {
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
-        Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None, rt: None }
+        Parser {
+            engine,
+            finished: false,
+            post,
+            limits: LimitState::new(self.limits),
+            whole: None,
+            rt: None,
+            cut: None,
+        }
     }
 }
 
@@ -473,8 +492,15 @@ pub(crate) struct Held {
 /// What reads a held output at its end (`crate::whole::Whole`).
 pub(crate) trait ReadWhole: std::fmt::Debug + Send + Sync {
     /// Parses the whole output into `out`; the limits state of the parser
-    /// that ran (what it cut).
-    fn read(&self, text: String, ids: Option<Vec<u32>>, limits: Limits, out: &mut Delta) -> LimitState;
+    /// that ran (what it cut) and the call the output's end cut
+    /// ([`Parser::cut_call`]).
+    fn read(
+        &self,
+        text: String,
+        ids: Option<Vec<u32>>,
+        limits: Limits,
+        out: &mut Delta,
+    ) -> (LimitState, Option<usize>);
 }
 
 impl Held {
@@ -516,6 +542,8 @@ pub struct Parser {
     pub(crate) whole: Option<Box<Held>>,
     /// The region machine of a response template, which then parses alone.
     pub(crate) rt: Option<Box<Stream>>,
+    /// The call a held whole output's reading cut (`whole.rs`), once finished.
+    pub(crate) cut: Option<usize>,
 }
 
 impl Parser {
@@ -588,7 +616,7 @@ impl Parser {
         }
         if let Some(w) = self.whole.take() {
             let Held { text, ids, reader } = *w;
-            self.limits = reader.read(text, ids, self.limits.limits(), out);
+            (self.limits, self.cut) = reader.read(text, ids, self.limits.limits(), out);
             return;
         }
         let mark = Self::mark(out);
@@ -619,6 +647,23 @@ impl Parser {
         let mut f = Folder::default();
         f.push_owned(d);
         f.finish()
+    }
+
+    /// The call the output's end cut, once the stream finished: its index
+    /// when the message holds it as a call whose arguments are incomplete
+    /// (exactly what was written, never completed: the default). A client
+    /// must not execute it; the protocol layer reports `finish_reason:
+    /// "length"`. `None` when no call was cut, when the cut call's text is
+    /// content (`atomic_calls`), or when it was completed
+    /// (`vllm_text_loss`).
+    pub fn cut_call(&self) -> Option<usize> {
+        self.cut.or_else(|| self.engine.cut_call())
+    }
+
+    /// Whether this parser holds each call until it closes
+    /// (`Request::atomic_calls`; carried with its state, `crate::state`).
+    pub fn atomic_calls(&self) -> bool {
+        self.engine.cut_policy() == crate::engine::CutArgs::Atomic
     }
 
     /// The prompt left open a message whose text is lost (`whole.rs`).

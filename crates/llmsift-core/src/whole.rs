@@ -66,14 +66,15 @@ struct Whole {
 
 impl ReadWhole for Whole {
     /// Decides, parses the text decided on into `out`, and returns the
-    /// limits state of the parser that ran (what it cut).
+    /// limits state of the parser that ran (what it cut) and the call the
+    /// output's end cut in its reading.
     fn read(
         &self,
         mut text: String,
         mut ids: Option<Vec<u32>>,
         limits: Limits,
         out: &mut Delta,
-    ) -> LimitState {
+    ) -> (LimitState, Option<usize>) {
         let Whole { factory, req, pick, loss } = self;
         let loss = *loss == Text::Lost;
         let rules = &pick.fmt.one_shot;
@@ -81,7 +82,7 @@ impl ReadWhole for Whole {
         let first = build(pick, None);
         if rules.prompt_open_empty && first.prompt_lost() {
             // vLLM reads nothing after the message the prompt opened.
-            return LimitState::new(limits);
+            return (LimitState::new(limits), None);
         }
         if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| loss) {
             if drop_later_blocks(&mut text, ends, opens) {
@@ -107,7 +108,7 @@ impl ReadWhole for Whole {
                 d.content.push_str(&text[s..]);
                 d.content.push_str(&u.suffix);
                 out.append(&d);
-                return std::mem::take(&mut p.limits);
+                return (std::mem::take(&mut p.limits), p.cut_call());
             }
         }
         let (mut p, reading) = if !rules.unterminated.is_empty()
@@ -185,7 +186,7 @@ impl ReadWhole for Whole {
         if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
-                return LimitState::new(limits);
+                return (LimitState::new(limits), None);
             }
         }
         if calls_off {
@@ -208,7 +209,7 @@ impl ReadWhole for Whole {
             }
         }
         out.append(&d);
-        std::mem::take(&mut p.limits)
+        (std::mem::take(&mut p.limits), p.cut_call())
     }
 }
 
@@ -302,7 +303,7 @@ fn run(p: &mut Parser, text: &str, ids: Option<&[u32]>) -> Delta {
 }
 
 /// The whole output as content (no parser reads it).
-fn content(text: &str, limits: Limits, out: &mut Delta) -> LimitState {
+fn content(text: &str, limits: Limits, out: &mut Delta) -> (LimitState, Option<usize>) {
     out.push_content(text);
-    LimitState::new(limits)
+    (LimitState::new(limits), None)
 }

@@ -58,7 +58,7 @@ impl Parser {
         reasoning_parser = None, tool_call_parser = None, *, tools = None, tool_choice = None,
         chat_template_kwargs = None, prompt = None, tokenizer = None, include_reasoning = true,
         reasoning_effort = None, parser_init_kwargs = None, vllm_text_loss = false, vllm_one_shot = false,
-        id_seed = None,
+        id_seed = None, atomic_calls = false,
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per request field.
     fn new(
@@ -76,6 +76,7 @@ impl Parser {
         vllm_text_loss: bool,
         vllm_one_shot: bool,
         id_seed: Option<u64>,
+        atomic_calls: bool,
     ) -> PyResult<Parser> {
         let names: Names = (reasoning_parser, tool_call_parser);
         let factory = match tokenizer {
@@ -129,6 +130,7 @@ impl Parser {
         req.vllm_text_loss = vllm_text_loss;
         req.vllm_one_shot = vllm_one_shot;
         req.id_seed = id_seed;
+        req.atomic_calls = atomic_calls;
         let inner = factory.parser(&req);
         Ok(Parser { inner, factory, tools_declared, choice_none })
     }
@@ -155,6 +157,14 @@ impl Parser {
     fn parse(&mut self, py: Python<'_>, text: PyBackedStr, token_ids: Option<Vec<u32>>) -> Message {
         let p = &mut self.inner;
         Message::from_core(py.detach(|| p.parse(&text, token_ids.as_deref())))
+    }
+
+    /// After `finish`: the index of the call the output's end cut, left as
+    /// written (its arguments incomplete: do not run it; a server answers
+    /// `finish_reason: "length"`), or `None`.
+    #[getter]
+    fn cut_call(&self) -> Option<usize> {
+        self.inner.cut_call()
     }
 
     /// The state the parser is in (`reasoning`, `content`, …; the format's names).

@@ -94,6 +94,11 @@ pub struct ModelConfig {
     /// (`vllm_text_loss`), and one-shot decisions vLLM makes on the whole
     /// output are made on it (`vllm_one_shot`: such formats hold the output).
     pub vllm_compat: bool,
+    /// Emit each tool call only once it closes; a call the output's end cut
+    /// is its text as content, never a call (`llmsift_core::Request::atomic_calls`;
+    /// a request's own `atomic_calls` wins). Default: a cut call stays a
+    /// call with its arguments as written and `finish_reason: "length"`.
+    pub atomic_calls: bool,
 }
 
 /// Whose names a `completions` backend takes for decoding constraints.

@@ -57,7 +57,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use policy::EnginePolicy;
-pub(crate) use policy::{Answer, NoneChoice, Policy, Text, Vllm};
+pub(crate) use policy::{Answer, CutArgs, NoneChoice, Policy, Text, Vllm};
 
 /// Longest message header kept (harmony headers are a few dozen bytes).
 const MAX_HEADER: usize = 1024;
@@ -114,7 +114,9 @@ struct OpenCall {
     early_args: String,
     /// A deferred call's name and id: it is emitted whole when it closes.
     deferred: Option<(String, Option<String>)>,
-    /// Closed by an `end` transition (not by the output's end or the next call).
+    /// Closed by an `end` transition (not by the output's end or the next
+    /// call), or its arguments whole by an `args_end` one: the output's end
+    /// then ends it without a cut (`cut.rs`).
     closed: bool,
     /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
     held: Option<String>,
@@ -198,6 +200,10 @@ pub(crate) struct Engine {
     /// What the output showed that vLLM's one-shot answer decides on
     /// (`SEEN_*` bits; read by `crate::whole`).
     seen: u8,
+    /// The call the output's end cut, its arguments left as written
+    /// (`cut.rs`). Set only while finishing, so never carried.
+    #[serde(skip)]
+    cut: Option<usize>,
     /// From the request: relinked on resume.
     #[serde(skip)]
     set: Settings,
@@ -243,6 +249,7 @@ impl Engine {
             finishing: false,
             seen: 0,
             prompt_lost: false,
+            cut: None,
             set,
         };
         let mut sink = Delta::default();

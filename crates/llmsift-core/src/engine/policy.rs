@@ -1,7 +1,8 @@
 //! The run-time policy of one request's parser: every decision that follows
 //! vLLM's answer rather than Sift's (the request's `vllm_text_loss` and
-//! `vllm_one_shot`), settled once, when the parser is built, from the
-//! compiled format and the two flags ([`Policy::resolve`]).
+//! `vllm_one_shot`), and what becomes of a call the output's end cut (the
+//! request's `atomic_calls`, issue 23), settled once, when the parser is
+//! built, from the compiled format and the flags ([`Policy::resolve`]).
 //!
 //! `resolve` is the one place that reads the request's flags or the
 //! format's vLLM-only fields (`[vllm.text_loss]`: `cut_call`, `cut_param`,
@@ -16,17 +17,22 @@
 //! decision but `unknown_names`, which a format may ask for on its own, is
 //! its enum's `Default`); the policy
 //! is a small `Copy` value, part of the request's settings, never of a
-//! carried state (`crate::state` rebuilds it on resume).
+//! carried state (`crate::state` rebuilds it on resume; a carried state
+//! records only whether calls were atomic, so a replica refuses a state
+//! saved under the other reading instead of mixing the two).
 
 use crate::format::spec::CutLost;
 use crate::format::Format;
 
 /// The request's two vLLM-compatibility flags (`Request::vllm_text_loss`,
-/// `Request::vllm_one_shot`), as the factory hands them to [`Policy::resolve`].
+/// `Request::vllm_one_shot`), and Sift's own `Request::atomic_calls`, as the
+/// factory hands them to [`Policy::resolve`].
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Vllm {
     pub text_loss: bool,
     pub one_shot: bool,
+    /// Calls are emitted only once they close (`atomic_calls`).
+    pub atomic: bool,
 }
 
 /// Where text goes that vLLM's answer puts in no field.
@@ -74,6 +80,24 @@ impl CutCall {
     pub fn names_call(self) -> bool {
         matches!(self, CutCall::Uncommitted | CutCall::Begun | CutCall::Named)
     }
+}
+
+/// What becomes of a committed call the output's end cut (issue 23: never
+/// invent bytes). See `engine/cut.rs`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum CutArgs {
+    /// Sift's default: the call stays, its arguments exactly as far as they
+    /// were written (nothing appended), and the parser reports the cut (the
+    /// message's finish is `length`).
+    #[default]
+    Written,
+    /// vLLM's answer (`vllm_text_loss`): the arguments are completed by
+    /// appending what they still need (the JSON watermark's repair).
+    Completed,
+    /// `atomic_calls`: every call is held until it closes; a cut one is its
+    /// text as content (the engine's cut policy is then
+    /// [`CutCall::Content`]).
+    Atomic,
 }
 
 /// How an XML parameter's bytes go out.
@@ -140,7 +164,7 @@ pub(crate) struct Policy {
     pub one_shot_loss: Text,
 }
 
-/// The decisions the engine reads while it streams: six bytes, so a
+/// The decisions the engine reads while it streams: seven bytes, so a
 /// `Parser` stays within 1 KiB (`parser::size`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct EnginePolicy {
@@ -156,6 +180,8 @@ pub(crate) struct EnginePolicy {
     pub prompt_open: Text,
     /// A call to an undeclared function.
     pub unknown_names: UnknownNames,
+    /// A committed call the output's end cut.
+    pub cut_args: CutArgs,
 }
 
 impl Policy {
@@ -165,6 +191,9 @@ impl Policy {
         let loss = |on: bool| if on && vllm.text_loss { Text::Lost } else { Text::Kept };
         let calls = &fmt.calls;
         let cut = match calls.cut_lost.filter(|_| vllm.text_loss) {
+            // `atomic_calls` wins over vLLM's cut policy: a cut call is its
+            // text as content, never dropped and never completed.
+            _ if vllm.atomic => CutCall::Content,
             None => CutCall::Ended,
             Some(CutLost::Uncommitted) => CutCall::Uncommitted,
             Some(CutLost::Begun) => CutCall::Begun,
@@ -172,7 +201,12 @@ impl Policy {
             Some(CutLost::Unclosed) => CutCall::Unclosed,
             Some(CutLost::Content) => CutCall::Content,
         };
-        let params = if calls.cut_param_lost && vllm.text_loss {
+        let cut_args = match (vllm.atomic, vllm.text_loss) {
+            (true, _) => CutArgs::Atomic,
+            (false, true) => CutArgs::Completed,
+            (false, false) => CutArgs::Written,
+        };
+        let params = if calls.cut_param_lost && vllm.text_loss && !vllm.atomic {
             ParamFlow::HeldUntilClosed
         } else {
             ParamFlow::Streamed
@@ -196,6 +230,7 @@ impl Policy {
                 after_calls: loss(fmt.drop_content_after_calls),
                 prompt_open: loss(fmt.prompt_lost),
                 unknown_names,
+                cut_args,
             },
             with_calls: loss(calls.text_around_calls_lost),
             none_choice,

@@ -157,6 +157,8 @@ pub(crate) struct Trans {
     pub discard: bool,
     /// Opens a call section (see `Engine::section`).
     pub section: bool,
+    /// The open call's arguments are whole from here (`args_end`).
+    pub args_end: bool,
 }
 
 /// How a transition types the parameter it opens.

@@ -50,6 +50,7 @@ pub(super) fn resolve(
                 verbatim: tt.verbatim,
                 discard: tt.discard,
                 section: tt.section,
+                args_end: tt.args_end,
                 param: tt.param.map(|p| match p {
                     ParamSpec::String => ParamForce::Type(crate::schema::ParamType::String),
                     ParamSpec::Json => ParamForce::Type(crate::schema::ParamType::Json),
