@@ -479,7 +479,10 @@ fn atomic_calls_per_model_and_per_request() {
         let c = one_shot(model, n, atomic);
         assert!(c["message"]["tool_calls"].as_array().is_none_or(Vec::is_empty), "{model}: {c}");
         let content = c["message"]["content"].as_str().unwrap_or_default();
-        assert!(content.contains("<tool_call>") && content.ends_with(args.trim_start_matches('{')), "{content:?}");
+        assert!(
+            content.contains("<tool_call>") && content.ends_with(args.trim_start_matches('{')),
+            "{content:?}"
+        );
         // A stream sends no call fragment and folds to the same content.
         let r = post(&gw.addr, "/v1/chat/completions", body(model, n, true, atomic), true);
         let sse = r.text().expect("the stream");

@@ -28,7 +28,11 @@ fn request(atomic: Option<bool>) -> CheckedRequest {
 
 /// Streams `text` one character a delta, then finishes with `engine`: the
 /// folded message and the finish reason.
-fn streamed(p: &mut ChoiceProcessor, text: &str, engine: FinishReason) -> (llmsift_core::Message, FinishReason) {
+fn streamed(
+    p: &mut ChoiceProcessor,
+    text: &str,
+    engine: FinishReason,
+) -> (llmsift_core::Message, FinishReason) {
     let mut fold = Folder::default();
     for (i, ch) in text.char_indices() {
         if let Some(s) = p.push(&text[i..i + ch.len_utf8()], None, None) {
@@ -52,8 +56,12 @@ fn a_cut_call_finishes_with_length_and_the_stream_folds_to_one_shot() {
         for atomic in [None, Some(true)] {
             let req = request(atomic);
             let one = ChoiceProcessor::new(&f, &req, &opts).complete(text, None, None, FinishReason::Stop);
-            let (msg, reason) = streamed(&mut ChoiceProcessor::new(&f, &req, &opts), text, FinishReason::Stop);
-            assert_eq!(msg, one.message, "cut at {end} ({atomic:?}): the folded stream differs from one-shot");
+            let (msg, reason) =
+                streamed(&mut ChoiceProcessor::new(&f, &req, &opts), text, FinishReason::Stop);
+            assert_eq!(
+                msg, one.message,
+                "cut at {end} ({atomic:?}): the folded stream differs from one-shot"
+            );
             assert_eq!(reason, one.finish_reason, "cut at {end} ({atomic:?}): finish reasons differ");
             let cut = end >= commit && end < closed;
             match (atomic, cut) {
@@ -66,14 +74,26 @@ fn a_cut_call_finishes_with_length_and_the_stream_folds_to_one_shot() {
                     assert_eq!(args, written, "cut at {end}: the arguments are what was written");
                 }
                 (Some(true), true) => {
-                    assert!(one.message.tool_calls.is_empty(), "cut at {end}: atomic_calls sends no cut call");
+                    assert!(
+                        one.message.tool_calls.is_empty(),
+                        "cut at {end}: atomic_calls sends no cut call"
+                    );
                     assert_eq!(reason, FinishReason::Stop);
-                    assert!(one.message.content.as_deref().is_some_and(|c| c.ends_with(&text[text.len() - 1..])));
+                    assert!(one
+                        .message
+                        .content
+                        .as_deref()
+                        .is_some_and(|c| c.ends_with(&text[text.len() - 1..])));
                 }
                 (_, false) if end >= closed => {
                     whole_seen += 1;
-                    assert_eq!(reason, FinishReason::ToolCalls, "cut at {end}: a whole call finishes with tool_calls");
-                    assert!(serde_json::from_str::<serde_json::Value>(&one.message.tool_calls[0].arguments).is_ok());
+                    assert_eq!(
+                        reason,
+                        FinishReason::ToolCalls,
+                        "cut at {end}: a whole call finishes with tool_calls"
+                    );
+                    assert!(serde_json::from_str::<serde_json::Value>(&one.message.tool_calls[0].arguments)
+                        .is_ok());
                 }
                 _ => assert!(one.message.tool_calls.is_empty()),
             }
@@ -87,7 +107,9 @@ fn the_engines_length_stays_length_and_abort_stays_abort() {
     let f = Registry::builtin().factory(None, Some("hermes")).unwrap();
     let text = &OUTPUT[..OUTPUT.find("important").unwrap()];
     let req = request(None);
-    for (engine, want) in [(FinishReason::Length, FinishReason::Length), (FinishReason::Abort, FinishReason::Abort)] {
+    for (engine, want) in
+        [(FinishReason::Length, FinishReason::Length), (FinishReason::Abort, FinishReason::Abort)]
+    {
         let one = ChoiceProcessor::new(&f, &req, &Options::default()).complete(text, None, None, engine);
         assert_eq!(one.finish_reason, want);
     }
@@ -95,7 +117,12 @@ fn the_engines_length_stays_length_and_abort_stays_abort() {
     let atomic_model = Options { atomic_calls: true, ..Options::default() };
     let one = ChoiceProcessor::new(&f, &req, &atomic_model).complete(text, None, None, FinishReason::Stop);
     assert!(one.message.tool_calls.is_empty() && one.finish_reason == FinishReason::Stop);
-    let one = ChoiceProcessor::new(&f, &request(Some(false)), &atomic_model).complete(text, None, None, FinishReason::Stop);
+    let one = ChoiceProcessor::new(&f, &request(Some(false)), &atomic_model).complete(
+        text,
+        None,
+        None,
+        FinishReason::Stop,
+    );
     assert_eq!(one.finish_reason, FinishReason::Length);
 }
 

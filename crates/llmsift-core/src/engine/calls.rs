@@ -311,8 +311,11 @@ impl Engine {
                 out_args.push_str(&held);
                 return;
             }
-            let fixed =
-                self.fmt.calls.fix_arg_types.then(|| crate::coerce::fix_arg_types(&self.set.tools, &name, &held));
+            let fixed = self
+                .fmt
+                .calls
+                .fix_arg_types
+                .then(|| crate::coerce::fix_arg_types(&self.set.tools, &name, &held));
             let held = fixed.flatten().unwrap_or(held);
             unwrap::resolve(&held, &self.fmt.calls.unwrap_params, &self.set.tools, &name, out_args);
         } else if let (Some(i), ArgsW::Raw(r)) = (vouch, args) {
