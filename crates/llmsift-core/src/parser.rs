@@ -456,15 +456,7 @@ impl ParserFactory {
             force.map(|a| (a, !req.include_reasoning)),
         )
         .map(Box::new);
-        Parser {
-            engine,
-            finished: false,
-            post,
-            limits: LimitState::new(self.limits),
-            whole: None,
-            rt: None,
-            cut: None,
-        }
+        Parser { engine, finished: false, post, limits: LimitState::new(self.limits), whole: None, rt: None }
     }
 }
 
@@ -542,8 +534,6 @@ pub struct Parser {
     pub(crate) whole: Option<Box<Held>>,
     /// The region machine of a response template, which then parses alone.
     pub(crate) rt: Option<Box<Stream>>,
-    /// The call a held whole output's reading cut (`whole.rs`), once finished.
-    pub(crate) cut: Option<usize>,
 }
 
 impl Parser {
@@ -616,7 +606,9 @@ impl Parser {
         }
         if let Some(w) = self.whole.take() {
             let Held { text, ids, reader } = *w;
-            (self.limits, self.cut) = reader.read(text, ids, self.limits.limits(), out);
+            let cut;
+            (self.limits, cut) = reader.read(text, ids, self.limits.limits(), out);
+            self.engine.adopt_cut(cut);
             return;
         }
         let mark = Self::mark(out);
@@ -657,7 +649,7 @@ impl Parser {
     /// content (`atomic_calls`), or when it was completed
     /// (`vllm_text_loss`).
     pub fn cut_call(&self) -> Option<usize> {
-        self.cut.or_else(|| self.engine.cut_call())
+        self.engine.cut_call()
     }
 
     /// Whether this parser holds each call until it closes

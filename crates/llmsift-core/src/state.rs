@@ -143,7 +143,7 @@ impl ParserFactory {
             (None, None) => None,
             _ => return Err(ResumeError::Mismatch("response template")),
         };
-        Ok(Parser { engine, finished, post, limits, whole, rt, cut: None })
+        Ok(Parser { engine, finished, post, limits, whole, rt })
     }
 }
 

@@ -48,7 +48,9 @@ fn streamed(
 fn a_cut_call_finishes_with_length_and_the_stream_folds_to_one_shot() {
     let f = Registry::builtin().factory(None, Some("hermes")).unwrap();
     let opts = Options::default();
-    let commit = OUTPUT.find("\"arguments\": {").unwrap() + "\"arguments\": {".len();
+    // Where the arguments' `{` is; the envelope commits its call once they began.
+    let brace = OUTPUT.find("\"arguments\": {").unwrap() + "\"arguments\": ".len();
+    let mut commit = None;
     let closed = OUTPUT.find("]}}").unwrap() + 2;
     let (mut cut_seen, mut whole_seen) = (0, 0);
     for end in (0..=OUTPUT.len()).filter(|&e| OUTPUT.is_char_boundary(e)) {
@@ -63,14 +65,17 @@ fn a_cut_call_finishes_with_length_and_the_stream_folds_to_one_shot() {
                 "cut at {end} ({atomic:?}): the folded stream differs from one-shot"
             );
             assert_eq!(reason, one.finish_reason, "cut at {end} ({atomic:?}): finish reasons differ");
-            let cut = end >= commit && end < closed;
+            if atomic.is_none() && commit.is_none() && !one.message.tool_calls.is_empty() {
+                commit = Some(end);
+            }
+            let cut = commit.is_some_and(|c| end >= c) && end < closed;
             match (atomic, cut) {
                 (None, true) => {
                     cut_seen += 1;
                     assert_eq!(reason, FinishReason::Length, "cut at {end}: a cut call finishes with length");
                     let args = &one.message.tool_calls[0].arguments;
                     // Exactly the bytes written after `"arguments": `, nothing appended.
-                    let written = &text[commit - 1..];
+                    let written = &text[brace..];
                     assert_eq!(args, written, "cut at {end}: the arguments are what was written");
                 }
                 (Some(true), true) => {
@@ -99,6 +104,10 @@ fn a_cut_call_finishes_with_length_and_the_stream_folds_to_one_shot() {
             }
         }
     }
+    assert!(
+        commit.is_some_and(|c| c <= brace + 2),
+        "the call committed at {commit:?}, its arguments at {brace}"
+    );
     assert!(cut_seen > 40 && whole_seen > 10, "cuts {cut_seen}, whole {whole_seen}");
 }
 

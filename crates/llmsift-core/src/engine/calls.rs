@@ -297,8 +297,9 @@ impl Engine {
         let mut cut = false;
         self.with_args(out, |a, o| cut = Engine::cut_args(a, o));
         let Some(c) = self.call.take() else { return };
-        if cut && !self.set.suppress_calls {
-            self.cut = c.index;
+        if cut && !self.set.suppress_calls && c.index.is_some() {
+            // The cut call is the last one committed (`next_index - 1`).
+            self.seen |= super::SEEN_CUT_CALL;
         }
         let vouch = if cut { None } else { self.vouches(&c) };
         let OpenCall { held, index, args, name, .. } = c;

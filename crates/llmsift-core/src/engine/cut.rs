@@ -17,7 +17,7 @@
 //! under `vllm_text_loss` are they completed.
 
 use super::policy::{CutArgs, CutCall};
-use super::{ArgsW, Engine, OpenCall};
+use super::{ArgsW, Engine, OpenCall, SEEN_CUT_CALL};
 
 impl Engine {
     /// The output's end cut a call (or its section) whose text vLLM's one-shot
@@ -54,7 +54,7 @@ impl Engine {
     /// "content"`: vLLM's legacy parsers answer the raw output when a
     /// call's JSON does not parse).
     pub(super) fn cut_to_content(&self) -> bool {
-        self.set.policy.cut == CutCall::Content
+        matches!(self.set.policy.cut, CutCall::Content | CutCall::Atomic)
     }
 
     /// A cut call is answered only once its arguments began (`cut_lost =
@@ -73,7 +73,7 @@ impl Engine {
     /// A committed call the output's end cut keeps its arguments as written
     /// (the default: nothing appended).
     pub(super) fn cut_as_written(&self) -> bool {
-        self.finishing && self.set.policy.cut_args == CutArgs::Written
+        self.finishing && self.set.policy.cut_args() == CutArgs::Written
     }
 
     /// Ends the arguments of call `index`, open when the output ended, into
@@ -101,11 +101,20 @@ impl Engine {
     /// incomplete (as written: the message's finish is `length`), once the
     /// output ended.
     pub fn cut_call(&self) -> Option<usize> {
-        self.cut
+        (self.seen & SEEN_CUT_CALL != 0).then(|| self.next_index.saturating_sub(1))
+    }
+
+    /// Records the cut call `index` of a held whole output's reading
+    /// (`crate::whole`): this engine never ran, the reading's did.
+    pub fn adopt_cut(&mut self, index: Option<usize>) {
+        if let Some(i) = index {
+            self.seen |= SEEN_CUT_CALL;
+            self.next_index = i + 1;
+        }
     }
 
     /// What becomes of a committed call the output's end cut.
     pub fn cut_policy(&self) -> CutArgs {
-        self.set.policy.cut_args
+        self.set.policy.cut_args()
     }
 }

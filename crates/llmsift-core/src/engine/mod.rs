@@ -200,10 +200,6 @@ pub(crate) struct Engine {
     /// What the output showed that vLLM's one-shot answer decides on
     /// (`SEEN_*` bits; read by `crate::whole`).
     seen: u8,
-    /// The call the output's end cut, its arguments left as written
-    /// (`cut.rs`). Set only while finishing, so never carried.
-    #[serde(skip)]
-    cut: Option<usize>,
     /// From the request: relinked on resume.
     #[serde(skip)]
     set: Settings,
@@ -215,6 +211,9 @@ pub(crate) const SEEN_TEXT_AFTER_CALL: u8 = 1;
 pub(crate) const SEEN_STRING_MARKER: u8 = 2;
 /// Non-blank text reached a `drop` state (text outside any message).
 pub(crate) const SEEN_DROPPED_TEXT: u8 = 4;
+/// The output's end cut the last call, its arguments left as written
+/// (`cut.rs`; set only while finishing).
+pub(crate) const SEEN_CUT_CALL: u8 = 8;
 
 impl Engine {
     pub fn new(fmt: Arc<Format>, start: StateId, set: Settings) -> Engine {
@@ -249,7 +248,6 @@ impl Engine {
             finishing: false,
             seen: 0,
             prompt_lost: false,
-            cut: None,
             set,
         };
         let mut sink = Delta::default();

@@ -62,18 +62,20 @@ pub(crate) enum CutCall {
     Unclosed,
     /// A cut call whose arguments are not whole is taken back as content.
     Content,
+    /// `atomic_calls`: as `Content`, whatever the vLLM settings.
+    Atomic,
 }
 
 impl CutCall {
     /// Calls are held until they end, since the output's end may still
     /// take them back.
     pub fn defers(self) -> bool {
-        matches!(self, CutCall::Unclosed | CutCall::Content)
+        matches!(self, CutCall::Unclosed | CutCall::Content | CutCall::Atomic)
     }
 
     /// A cut call's text is not lost: taken back as content or kept.
     pub fn keeps_text(self) -> bool {
-        matches!(self, CutCall::Content | CutCall::Named)
+        matches!(self, CutCall::Content | CutCall::Atomic | CutCall::Named)
     }
 
     /// A cut call whose name is known is answered as a call.
@@ -95,8 +97,7 @@ pub(crate) enum CutArgs {
     /// appending what they still need (the JSON watermark's repair).
     Completed,
     /// `atomic_calls`: every call is held until it closes; a cut one is its
-    /// text as content (the engine's cut policy is then
-    /// [`CutCall::Content`]).
+    /// text as content (the engine's cut policy is then [`CutCall::Atomic`]).
     Atomic,
 }
 
@@ -164,8 +165,9 @@ pub(crate) struct Policy {
     pub one_shot_loss: Text,
 }
 
-/// The decisions the engine reads while it streams: seven bytes, so a
-/// `Parser` stays within 1 KiB (`parser::size`).
+/// The decisions the engine reads while it streams: six bytes, so a
+/// `Parser` stays within 1 KiB (`parser::size`; [`EnginePolicy::cut_args`]
+/// is derived, not stored, for that reason).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct EnginePolicy {
     /// A call the output's end cut.
@@ -180,8 +182,19 @@ pub(crate) struct EnginePolicy {
     pub prompt_open: Text,
     /// A call to an undeclared function.
     pub unknown_names: UnknownNames,
-    /// A committed call the output's end cut.
-    pub cut_args: CutArgs,
+}
+
+impl EnginePolicy {
+    /// What becomes of a committed call the output's end cut: `atomic_calls`
+    /// (held until it closes), vLLM's completion (`vllm_text_loss`, the
+    /// request whose `lost_text` is lost), or as written (the default).
+    pub fn cut_args(self) -> CutArgs {
+        match (self.cut, self.lost_text) {
+            (CutCall::Atomic, _) => CutArgs::Atomic,
+            (_, Text::Lost) => CutArgs::Completed,
+            (_, Text::Kept) => CutArgs::Written,
+        }
+    }
 }
 
 impl Policy {
@@ -193,18 +206,13 @@ impl Policy {
         let cut = match calls.cut_lost.filter(|_| vllm.text_loss) {
             // `atomic_calls` wins over vLLM's cut policy: a cut call is its
             // text as content, never dropped and never completed.
-            _ if vllm.atomic => CutCall::Content,
+            _ if vllm.atomic => CutCall::Atomic,
             None => CutCall::Ended,
             Some(CutLost::Uncommitted) => CutCall::Uncommitted,
             Some(CutLost::Begun) => CutCall::Begun,
             Some(CutLost::Named) => CutCall::Named,
             Some(CutLost::Unclosed) => CutCall::Unclosed,
             Some(CutLost::Content) => CutCall::Content,
-        };
-        let cut_args = match (vllm.atomic, vllm.text_loss) {
-            (true, _) => CutArgs::Atomic,
-            (false, true) => CutArgs::Completed,
-            (false, false) => CutArgs::Written,
         };
         let params = if calls.cut_param_lost && vllm.text_loss && !vllm.atomic {
             ParamFlow::HeldUntilClosed
@@ -230,7 +238,6 @@ impl Policy {
                 after_calls: loss(fmt.drop_content_after_calls),
                 prompt_open: loss(fmt.prompt_lost),
                 unknown_names,
-                cut_args,
             },
             with_calls: loss(calls.text_around_calls_lost),
             none_choice,
