@@ -459,7 +459,7 @@ fn atomic_calls_per_model_and_per_request() {
     let one_shot = |model: &str, n: u64, atomic: Option<bool>| -> Value {
         let r = post(&gw.addr, "/v1/chat/completions", body(model, n, false, atomic), true);
         assert_eq!(r.status().as_u16(), 200);
-        r.json::<Value>().expect("JSON")["choices"][0].clone()
+        serde_json::from_str::<Value>(&r.text().expect("the body")).expect("JSON")["choices"][0].clone()
     };
     // The first max_tokens that cuts the recording inside the city's value.
     let whole = "{\"city\": \"Paris\", \"unit\": \"celsius\"}";
