@@ -131,6 +131,12 @@ struct ParseArgs {
     /// are detected from; default: the tokenizer_config.json beside --tokenizer.
     #[arg(long)]
     chat_template: Option<PathBuf>,
+    /// Emit each tool call only once it closes; a call the output's end cut
+    /// is its text as content. Default: a cut call stays a call whose
+    /// arguments are exactly what was written (incomplete JSON, never
+    /// completed) and the finish is `length`.
+    #[arg(long)]
+    atomic_calls: bool,
     /// The model output (a file, or `-` / nothing for standard input; with
     /// `--request`, a file or `-`).
     input: Option<PathBuf>,
@@ -314,7 +320,7 @@ fn parse(mut a: ParseArgs) -> Result<()> {
         a.tool_call_parser.as_deref(),
         a.tokenizer.as_deref(),
     )?;
-    let mut req = Request { byte_spans: a.byte_spans, ..Request::default() };
+    let mut req = Request { byte_spans: a.byte_spans, atomic_calls: a.atomic_calls, ..Request::default() };
     if let Some(p) = &a.tools {
         let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
         let v: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", p.display()))?;

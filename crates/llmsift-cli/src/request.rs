@@ -22,7 +22,8 @@
 //!   "reasoning_field": "reasoning",        // or "reasoning_content"
 //!   "special_markers": ["[TOOL_CALLS]"],   // optional: spellings skip_special_tokens removes without a tokenizer
 //!   "vllm_text_loss": false,               // optional: vLLM's answer where it drops text into no field
-//!   "vllm_one_shot": false                 // optional: vLLM's one-shot answer where it needs the whole output
+//!   "vllm_one_shot": false,                // optional: vLLM's one-shot answer where it needs the whole output
+//!   "atomic_calls": false                  // optional (or --atomic-calls): calls only once they close
 //! }
 //! ```
 //!
@@ -127,6 +128,8 @@ struct File {
     vllm_text_loss: bool,
     #[serde(default)]
     vllm_one_shot: bool,
+    #[serde(default)]
+    atomic_calls: bool,
 }
 
 /// Reads FILE: a wrapper (an object with a `request` key) as is, anything
@@ -240,6 +243,7 @@ pub fn run(reg: &Registry, path: &Path, a: &ParseArgs) -> Result<()> {
         reasoning_field: field,
         vllm_text_loss: file.vllm_text_loss,
         vllm_one_shot: file.vllm_one_shot,
+        atomic_calls: file.atomic_calls || a.atomic_calls,
         ..Options::default()
     };
     let prefix = match a.api {

@@ -48,6 +48,9 @@ pub struct ServeArgs {
     /// Answer as vLLM does where Sift's answer differs (docs/deviations.md: text vLLM drops, one-shot decisions on the whole output), for every served model; per model: `vllm_compat` in --config. [Sift only]
     #[arg(long)]
     pub vllm_compat: bool,
+    /// Emit each tool call only once it closes, a call cut by the end of the output as content (docs/serve.md), for every served model; per model: `atomic_calls` in --config; per request: `atomic_calls`. [Sift only]
+    #[arg(long)]
+    pub atomic_calls: bool,
     /// The name clients send as `model`. [vLLM: --served-model-name]
     #[arg(long)]
     pub served_model_name: Option<String>,
@@ -140,10 +143,14 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
             grammar_reasoning_chars: None,
             stream_interval: None,
             vllm_compat: false,
+            atomic_calls: false,
         });
     }
     if a.vllm_compat {
         c.models.iter_mut().for_each(|m| m.vllm_compat = true);
+    }
+    if a.atomic_calls {
+        c.models.iter_mut().for_each(|m| m.atomic_calls = true);
     }
     Ok(c)
 }

@@ -428,3 +428,75 @@ fn serve_help_names_each_vllm_counterpart() {
     let tagged = flat.matches("[vLLM: ").count() + flat.matches("[Sift only]").count();
     assert_eq!(flags + 1, tagged, "{help}");
 }
+
+/// A call cut by `max_tokens` (issue 23), through the replay backend: the
+/// default model sends it as far as it was written (arguments an incomplete
+/// JSON text, never completed) with `finish_reason: "length"`; a model with
+/// `atomic_calls = true` in its config, and a request with `"atomic_calls":
+/// true` to the default model, send no call and the call's text as
+/// content; streamed and one-shot answers agree.
+#[test]
+fn atomic_calls_per_model_and_per_request() {
+    let backend = replay(&[]);
+    let url = format!("http://{}", backend.addr);
+    let mut config = format!("api_key = {KEY:?}\n\n");
+    config.push_str(&model("qwen3", "completions", &url, "qwen3"));
+    config.push_str(&model("qwen3-atomic", "completions", &url, "qwen3").replace(
+        "enable_auto_tool_choice = true\n",
+        "enable_auto_tool_choice = true\natomic_calls = true\n",
+    ));
+    let (gw, _config) = gateway(&config, &[]);
+    let body = |model: &str, max_tokens: u64, stream: bool, atomic: Option<bool>| {
+        let mut b = serde_json::json!({"model": model, "max_tokens": max_tokens, "stream": stream,
+            "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+                "properties": {"city": {"type": "string"}, "unit": {"type": "string"}}}}}]});
+        if let Some(a) = atomic {
+            b["atomic_calls"] = serde_json::json!(a);
+        }
+        b.to_string()
+    };
+    let one_shot = |model: &str, n: u64, atomic: Option<bool>| -> Value {
+        let r = post(&gw.addr, "/v1/chat/completions", body(model, n, false, atomic), true);
+        assert_eq!(r.status().as_u16(), 200);
+        serde_json::from_str::<Value>(&r.text().expect("the body")).expect("JSON")["choices"][0].clone()
+    };
+    // The first max_tokens that cuts the recording inside the city's value.
+    let whole = "{\"city\": \"Paris\", \"unit\": \"celsius\"}";
+    let (n, choice) = (20..120)
+        .map(|n| (n, one_shot("qwen3", n, None)))
+        .find(|(_, c)| {
+            c["message"]["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("{\"city\": \"Par") && a.len() < whole.len())
+        })
+        .expect("a max_tokens that cuts the call inside its arguments");
+    let args = choice["message"]["tool_calls"][0]["function"]["arguments"].as_str().unwrap();
+    assert!(whole.starts_with(args) && serde_json::from_str::<Value>(args).is_err(), "{args:?} completed");
+    assert_eq!(choice["finish_reason"], "length");
+    // The same cut, atomic: per model, and per request on the default model.
+    for (model, atomic) in [("qwen3-atomic", None), ("qwen3", Some(true))] {
+        let c = one_shot(model, n, atomic);
+        assert!(c["message"]["tool_calls"].as_array().is_none_or(Vec::is_empty), "{model}: {c}");
+        let content = c["message"]["content"].as_str().unwrap_or_default();
+        assert!(
+            content.contains("<tool_call>") && content.ends_with(args.trim_start_matches('{')),
+            "{content:?}"
+        );
+        // A stream sends no call fragment and folds to the same content.
+        let r = post(&gw.addr, "/v1/chat/completions", body(model, n, true, atomic), true);
+        let sse = r.text().expect("the stream");
+        assert!(!sse.contains("\"tool_calls\":[{"), "{model}: a call fragment was streamed:\n{sse}");
+        let folded: String = sse
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter(|l| *l != "[DONE]")
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["choices"][0]["delta"]["content"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(folded, content, "{model}: the folded stream differs from one-shot");
+    }
+    // The request's own `false` wins over the model's `true`.
+    let c = one_shot("qwen3-atomic", n, Some(false));
+    assert_eq!(c["message"]["tool_calls"][0]["function"]["arguments"], args);
+}

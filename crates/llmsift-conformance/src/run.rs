@@ -39,6 +39,7 @@ pub fn read_request(v: &Value) -> (Request, bool) {
     r.init_kwargs = v.get("parser_init_kwargs").cloned().filter(|k| !k.is_null());
     r.vllm_text_loss = v.get("vllm_text_loss").and_then(Value::as_bool).unwrap_or(false);
     r.vllm_one_shot = v.get("vllm_one_shot").and_then(Value::as_bool).unwrap_or(false);
+    r.atomic_calls = v.get("atomic_calls").and_then(Value::as_bool).unwrap_or(false);
     let parallel = v.get("parallel_tool_calls").and_then(Value::as_bool).unwrap_or(true);
     (r, parallel)
 }
@@ -234,6 +235,7 @@ impl Runner {
         if !parallel {
             first_call_only(&mut d);
         }
+        let one_cut = p.cut_call().filter(|&i| parallel || i == 0);
         let mut f = Folder::default();
         f.push(&d);
         let message = f.finish();
@@ -291,6 +293,7 @@ impl Runner {
         if !parallel {
             first_call_only(&mut last);
         }
+        let stream_cut = p.cut_call().filter(|&i| parallel || i == 0);
         if !last.is_empty() {
             deltas.push(last);
         }
@@ -299,8 +302,12 @@ impl Runner {
             f.push(d);
         }
         let streamed: Message = f.finish();
-        let finish = |m: &Message| {
-            if m.tool_calls.is_empty() {
+        // A call the output's end cut, left as written, is no call to run:
+        // the finish is `length` (the protocol layer's rule, issue 23).
+        let finish = |m: &Message, cut: Option<usize>| {
+            if cut.is_some() {
+                "length"
+            } else if m.tool_calls.is_empty() {
                 "stop"
             } else {
                 "tool_calls"
@@ -308,11 +315,11 @@ impl Runner {
         };
         Answer {
             id: case.id.clone(),
-            finish_reason: json!(finish(&message)),
+            finish_reason: json!(finish(&message, one_cut)),
             stream: json!({
                 "deltas": deltas.iter().map(delta_json).collect::<Vec<_>>(),
                 "message": message_json(&streamed),
-                "finish_reason": finish(&streamed),
+                "finish_reason": finish(&streamed, stream_cut),
             }),
             message: message_json(&message),
             error: Value::Null,

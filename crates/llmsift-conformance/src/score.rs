@@ -2,6 +2,12 @@
 //! `shared/corpus/check.py`: text fields compared after trimming (empty is
 //! null), tool names in order, arguments as parsed JSON values; separately,
 //! streamed and one-shot messages must be identical byte for byte.
+//!
+//! One addition for Sift's own cases, which `check.py` never reads: an
+//! expected call with `arguments_text` (a string) must have exactly those
+//! arguments, byte for byte. It states a call the output's end cut, whose
+//! arguments are the incomplete JSON the model wrote (no JSON value to
+//! compare; the corpus's `arguments_raw` accepts any answer).
 
 use serde_json::Value;
 
@@ -41,6 +47,14 @@ pub fn compare(expected: &Value, msg: &Value) -> Vec<String> {
         }
         let raw = g.get("function").and_then(|f| f.get("arguments")).and_then(Value::as_str).unwrap_or("");
         let parsed = parse_arguments(raw);
+        if let Some(text) = e.get("arguments_text").and_then(Value::as_str) {
+            // Sift's own cases: the arguments exactly as this text (a call
+            // the output's end cut: the incomplete JSON written, issue 23).
+            if raw != text {
+                diffs.push(format!("tool {i} arguments: expected exactly {text:?}, got {raw:?}"));
+            }
+            continue;
+        }
         match e.get("arguments") {
             Some(Value::Null) | None if e.get("arguments_raw").is_some() => {
                 // vLLM produced invalid JSON: any valid JSON answer, or the same text, is accepted.

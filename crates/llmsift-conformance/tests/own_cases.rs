@@ -40,6 +40,14 @@ fn own_cases_agree_and_stream_like_one_shot() {
             if !exact(&a.message, &a.stream["message"]) {
                 problems.push(format!("{where_}: streamed message differs"));
             }
+            if let Some(want) = exp.get("finish_reason") {
+                // Sift's own key (issue 23): a cut call's `length`, one-shot and streamed.
+                for (run, got) in [("one-shot", &a.finish_reason), ("streamed", &a.stream["finish_reason"])] {
+                    if got != want {
+                        problems.push(format!("{where_}: {run} finish_reason {got}, expected {want}"));
+                    }
+                }
+            }
             let fac = runner.factory(&case).expect("factory");
             let (req, _) = read_request(&case.request);
             if let Err(e) = check_splits(&fac, &req, &case.model_output, 400) {

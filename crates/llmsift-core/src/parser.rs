@@ -113,13 +113,23 @@ pub struct Request {
     /// (`crate::spans`, `docs/byte-spans.md`). Off, the parser does no work
     /// for it.
     pub byte_spans: bool,
+    /// Emit a call only once it closes (default false). The call is held
+    /// whole and then sent in one delta, and a call the output's end cut is
+    /// its raw text as content, streamed and one-shot alike: an agent never
+    /// sees a call it must not execute. By default a cut call stays a call
+    /// whose arguments are exactly what was written (an incomplete JSON
+    /// prefix, never completed) and [`Parser::cut_call`] reports it; under
+    /// `vllm_text_loss` it is completed as vLLM completes it. This setting
+    /// wins over `vllm_text_loss` for cut calls (`docs/deviations.md`).
+    pub atomic_calls: bool,
 }
 
 impl Request {
-    /// The two vLLM-compatibility flags, for [`Policy::resolve`] (the
-    /// parser's decisions are settled from them once, when it is built).
+    /// The two vLLM-compatibility flags and `atomic_calls`, for
+    /// [`Policy::resolve`] (the parser's decisions are settled from them
+    /// once, when it is built).
     pub(crate) fn vllm(&self) -> Vllm {
-        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot, spans: self.byte_spans }
+        Vllm { text_loss: self.vllm_text_loss, one_shot: self.vllm_one_shot, spans: self.byte_spans, atomic: self.atomic_calls }
     }
 }
 
@@ -138,6 +148,7 @@ impl Default for Request {
             vllm_one_shot: false,
             choice_as_json: false,
             byte_spans: false,
+            atomic_calls: false,
         }
     }
 }
@@ -481,8 +492,15 @@ pub(crate) struct Held {
 /// What reads a held output at its end (`crate::whole::Whole`).
 pub(crate) trait ReadWhole: std::fmt::Debug + Send + Sync {
     /// Parses the whole output into `out`; the limits state of the parser
-    /// that ran (what it cut).
-    fn read(&self, text: String, ids: Option<Vec<u32>>, limits: Limits, out: &mut Delta) -> LimitState;
+    /// that ran (what it cut) and the call the output's end cut
+    /// ([`Parser::cut_call`]).
+    fn read(
+        &self,
+        text: String,
+        ids: Option<Vec<u32>>,
+        limits: Limits,
+        out: &mut Delta,
+    ) -> (LimitState, Option<usize>);
 
     /// `read`, and with byte accounting the ledger notes of the engine
     /// whose reading `out` is, when it read the output as written
@@ -494,7 +512,7 @@ pub(crate) trait ReadWhole: std::fmt::Debug + Send + Sync {
         limits: Limits,
         out: &mut Delta,
         notes: &mut Vec<(usize, usize, crate::engine::Class)>,
-    ) -> LimitState;
+    ) -> (LimitState, Option<usize>);
 }
 
 impl Held {
@@ -685,7 +703,9 @@ impl Parser {
                 Some(w) if !self.finished => {
                     self.finished = true;
                     let Held { text, ids, reader } = *w;
-                    self.limits = reader.read_noted(text, ids, self.limits.limits(), &mut d, &mut a.notes);
+                    let cut;
+                    (self.limits, cut) = reader.read_noted(text, ids, self.limits.limits(), &mut d, &mut a.notes);
+                    self.engine.adopt_cut(cut);
                 }
                 _ => self.finish_into(&mut d),
             }
@@ -702,7 +722,9 @@ impl Parser {
         }
         if let Some(w) = self.whole.take() {
             let Held { text, ids, reader } = *w;
-            self.limits = reader.read(text, ids, self.limits.limits(), out);
+            let cut;
+            (self.limits, cut) = reader.read(text, ids, self.limits.limits(), out);
+            self.engine.adopt_cut(cut);
             return;
         }
         let mark = Self::mark(out);
@@ -733,6 +755,23 @@ impl Parser {
         let mut f = Folder::default();
         f.push_owned(d);
         f.finish()
+    }
+
+    /// The call the output's end cut, once the stream finished: its index
+    /// when the message holds it as a call whose arguments are incomplete
+    /// (exactly what was written, never completed: the default). A client
+    /// must not execute it; the protocol layer reports `finish_reason:
+    /// "length"`. `None` when no call was cut, when the cut call's text is
+    /// content (`atomic_calls`), or when it was completed
+    /// (`vllm_text_loss`).
+    pub fn cut_call(&self) -> Option<usize> {
+        self.engine.cut_call()
+    }
+
+    /// Whether this parser holds each call until it closes
+    /// (`Request::atomic_calls`; carried with its state, `crate::state`).
+    pub fn atomic_calls(&self) -> bool {
+        self.engine.cut_policy() == crate::engine::CutArgs::Atomic
     }
 
     /// The prompt left open a message whose text is lost (`whole.rs`).

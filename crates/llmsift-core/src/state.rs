@@ -32,7 +32,8 @@ use std::fmt;
 /// `LimitState`) is added, removed, reordered or retyped: the encoding
 /// names no fields, so an old state would otherwise decode into the wrong
 /// ones. A replica then refuses the other layout's states by name.
-pub const STATE_LAYOUT: u16 = 3;
+/// Layout 4 added `atomic_calls` (issue 23).
+pub const STATE_LAYOUT: u16 = 4;
 
 /// A parser's state, borrowed for serialization (see [`Parser::snapshot`]).
 #[derive(Debug, Serialize)]
@@ -44,6 +45,9 @@ pub struct ParserStateRef<'a> {
     limits: &'a LimitState,
     whole: Option<(&'a str, Option<&'a [u32]>)>,
     rt: Option<StreamCarry>,
+    /// `Request::atomic_calls` as the parser was built (layout 4): calls
+    /// streamed as they come cannot be held whole from the middle on.
+    atomic_calls: bool,
 }
 
 /// A parser's state, decoded (resumed by [`ParserFactory::resume`]).
@@ -56,6 +60,7 @@ pub struct ParserState {
     limits: LimitState,
     whole: Option<(String, Option<Vec<u32>>)>,
     rt: Option<StreamCarry>,
+    atomic_calls: bool,
 }
 
 /// Why a decoded state cannot resume a parser for this request.
@@ -98,6 +103,7 @@ impl Parser {
             limits: &self.limits,
             whole: self.whole.as_ref().map(|w| w.held()),
             rt: self.rt.as_ref().map(|r| r.carry()),
+            atomic_calls: self.atomic_calls(),
         }
     }
 }
@@ -111,7 +117,12 @@ impl ParserFactory {
         if fingerprint(fresh.engine.format()) != state.fingerprint {
             return Err(ResumeError::OtherFormat);
         }
-        let ParserState { finished, mut engine, post, limits, whole, rt, .. } = state;
+        let ParserState { finished, mut engine, post, limits, whole, rt, atomic_calls, .. } = state;
+        if atomic_calls != fresh.atomic_calls() {
+            // Saved under the other `atomic_calls`: a call half streamed
+            // cannot become held, nor a held one streamed.
+            return Err(ResumeError::Mismatch("atomic_calls"));
+        }
         engine.relink(&fresh.engine).map_err(ResumeError::Mismatch)?;
         if post.is_some() != fresh.post.is_some() {
             return Err(ResumeError::Mismatch("filters"));

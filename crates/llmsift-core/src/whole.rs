@@ -76,7 +76,13 @@ struct Whole {
 }
 
 impl ReadWhole for Whole {
-    fn read(&self, text: String, ids: Option<Vec<u32>>, limits: Limits, out: &mut Delta) -> LimitState {
+    fn read(
+        &self,
+        text: String,
+        ids: Option<Vec<u32>>,
+        limits: Limits,
+        out: &mut Delta,
+    ) -> (LimitState, Option<usize>) {
         self.decide(text, ids, limits, out, None)
     }
 
@@ -87,14 +93,15 @@ impl ReadWhole for Whole {
         limits: Limits,
         out: &mut Delta,
         notes: &mut Vec<(usize, usize, Class)>,
-    ) -> LimitState {
+    ) -> (LimitState, Option<usize>) {
         self.decide(text, ids, limits, out, Some(notes))
     }
 }
 
 impl Whole {
     /// Decides, parses the text decided on into `out`, and returns the
-    /// limits state of the parser that ran (what it cut). With `notes`
+    /// limits state of the parser that ran (what it cut) and the call the
+    /// output's end cut in its reading. With `notes`
     /// (byte accounting), the engines keep a ledger, and the notes of the
     /// one whose reading is the answer are handed on when it read the
     /// output as written (from some byte on: the offsets shift by it).
@@ -105,7 +112,7 @@ impl Whole {
         limits: Limits,
         out: &mut Delta,
         notes: Option<&mut Vec<(usize, usize, Class)>>,
-    ) -> LimitState {
+    ) -> (LimitState, Option<usize>) {
         let Whole { factory, req, pick, loss } = self;
         let loss = *loss == Text::Lost;
         let rules = &pick.fmt.one_shot;
@@ -122,7 +129,7 @@ impl Whole {
         let first = build(pick, None);
         if rules.prompt_open_empty && first.prompt_lost() {
             // vLLM reads nothing after the message the prompt opened.
-            return LimitState::new(limits);
+            return (LimitState::new(limits), None);
         }
         if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| loss) {
             if drop_later_blocks(&mut text, ends, opens) {
@@ -149,7 +156,7 @@ impl Whole {
                 d.content.push_str(&text[s..]);
                 d.content.push_str(&u.suffix);
                 out.append(&d);
-                return std::mem::take(&mut p.limits);
+                return (std::mem::take(&mut p.limits), p.cut_call());
             }
         }
         let (mut p, reading) = if !rules.unterminated.is_empty()
@@ -229,7 +236,7 @@ impl Whole {
         if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
-                return LimitState::new(limits);
+                return (LimitState::new(limits), None);
             }
         }
         if calls_off {
@@ -258,7 +265,7 @@ impl Whole {
             notes.extend(own.into_iter().map(|(a, b, c)| (a + from, b + from, c)));
         }
         out.append(&d);
-        std::mem::take(&mut p.limits)
+        (std::mem::take(&mut p.limits), p.cut_call())
     }
 }
 
@@ -352,7 +359,7 @@ fn run(p: &mut Parser, text: &str, ids: Option<&[u32]>) -> Delta {
 }
 
 /// The whole output as content (no parser reads it).
-fn content(text: &str, limits: Limits, out: &mut Delta) -> LimitState {
+fn content(text: &str, limits: Limits, out: &mut Delta) -> (LimitState, Option<usize>) {
     out.push_content(text);
-    LimitState::new(limits)
+    (LimitState::new(limits), None)
 }

@@ -115,6 +115,9 @@ pub struct CheckedRequest {
     pub id_seed: Option<u64>,
     /// The request's own `skip_special_tokens` (`None`: vLLM's default, true).
     pub skip_special_tokens: Option<bool>,
+    /// The request's own `atomic_calls` (`None`: the deployment's
+    /// [`crate::Options::atomic_calls`]).
+    pub atomic_calls: Option<bool>,
 }
 
 impl ChatCompletionRequest {
@@ -171,6 +174,7 @@ impl ChatCompletionRequest {
             model: self.model.clone(),
             prompt: None,
             id_seed: None,
+            atomic_calls: self.atomic_calls,
         })
     }
 }
@@ -264,6 +268,7 @@ impl CheckedRequest {
             vllm_one_shot: false,
             choice_as_json: false,
             byte_spans: false,
+            atomic_calls: self.atomic_calls.unwrap_or(false),
         }
     }
 

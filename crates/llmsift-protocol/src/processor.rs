@@ -14,7 +14,10 @@
 //!   every logprob is hidden;
 //! - `finish_reason`: `tool_calls` only when calls were actually sent, the
 //!   engine stopped normally (`stop`) and the choice is not a named
-//!   function; otherwise the engine's reason;
+//!   function; `length` when a call sent was cut by the output's end and
+//!   left as written (`llmsift_core::Parser::cut_call`: its arguments are
+//!   incomplete, so no client may run it), whatever the engine's reason
+//!   but `abort`; otherwise the engine's reason;
 //! - token counts for `usage` (output ids, and reasoning tokens through a
 //!   [`ReasoningCounter`] when ids are given).
 //!
@@ -57,6 +60,10 @@ pub struct Options {
     /// whatever the family's own format (`llmsift_core::Request::choice_as_json`;
     /// default false).
     pub choice_as_json: bool,
+    /// Emit each call only once it closes, a cut call's text as content
+    /// (`llmsift_core::Request::atomic_calls`; default false). A request's
+    /// own `atomic_calls` wins.
+    pub atomic_calls: bool,
 }
 
 impl Default for Options {
@@ -69,6 +76,7 @@ impl Default for Options {
             vllm_text_loss: false,
             vllm_one_shot: false,
             choice_as_json: false,
+            atomic_calls: false,
         }
     }
 }
@@ -210,6 +218,7 @@ impl ChoiceProcessor {
             vllm_text_loss: opts.vllm_text_loss,
             vllm_one_shot: opts.vllm_one_shot,
             choice_as_json: opts.choice_as_json,
+            atomic_calls: req.atomic_calls.unwrap_or(opts.atomic_calls),
             ..req.to_core()
         }
     }
@@ -251,7 +260,11 @@ impl ChoiceProcessor {
         self.parser.push_into(text, ids.filter(|_| self.ids_to_parser), &mut delta);
         self.parser.finish_into(&mut delta);
         let mut step = self.step(delta, ids, logprobs, Some(engine));
+        // A call sent with its arguments cut by the output's end (left as
+        // written, issue 23) must not run: `length`, however the engine ended.
+        let cut = self.parser.cut_call().is_some_and(|i| self.sends_call(i));
         let reason = match engine {
+            FinishReason::Stop | FinishReason::ToolCalls if cut => FinishReason::Length,
             FinishReason::Stop | FinishReason::ToolCalls if self.calls_sent && !self.is_named() => {
                 FinishReason::ToolCalls
             }
@@ -300,6 +313,11 @@ impl ChoiceProcessor {
             completion_tokens: self.completion_tokens,
             reasoning_tokens: self.counter.as_ref().map(ReasoningCounter::count),
         }
+    }
+
+    /// Whether call `index` reaches the client (the rules `step` applies).
+    fn sends_call(&self, index: usize) -> bool {
+        self.choice != ToolChoiceMode::None && (self.parallel || index == 0)
     }
 
     fn is_named(&self) -> bool {

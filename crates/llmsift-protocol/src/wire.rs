@@ -74,6 +74,11 @@ pub struct ChatCompletionRequest {
     /// Number of choices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n: Option<u32>,
+    /// Emit each tool call only once it closes; a call the output's end cut
+    /// is its text as content (Sift extension; default: the model's
+    /// setting, `atomic_calls` in the gateway's configuration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_calls: Option<bool>,
 }
 
 impl ChatCompletionRequest {

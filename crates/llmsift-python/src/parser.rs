@@ -59,7 +59,7 @@ impl Parser {
         reasoning_parser = None, tool_call_parser = None, *, tools = None, tool_choice = None,
         chat_template_kwargs = None, prompt = None, tokenizer = None, include_reasoning = true,
         reasoning_effort = None, parser_init_kwargs = None, vllm_text_loss = false, vllm_one_shot = false,
-        id_seed = None, byte_spans = false,
+        id_seed = None, byte_spans = false, atomic_calls = false,
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments, one per request field.
     fn new(
@@ -78,6 +78,7 @@ impl Parser {
         vllm_one_shot: bool,
         id_seed: Option<u64>,
         byte_spans: bool,
+        atomic_calls: bool,
     ) -> PyResult<Parser> {
         let names: Names = (reasoning_parser, tool_call_parser);
         let factory = match tokenizer {
@@ -132,6 +133,7 @@ impl Parser {
         req.vllm_one_shot = vllm_one_shot;
         req.id_seed = id_seed;
         req.byte_spans = byte_spans;
+        req.atomic_calls = atomic_calls;
         let inner = factory.parser(&req);
         Ok(Parser { inner, factory, tools_declared, choice_none, byte_spans })
     }
@@ -171,6 +173,14 @@ impl Parser {
             return m;
         }
         Message::from_core(py.detach(|| p.parse(&text, token_ids.as_deref())))
+    }
+
+    /// After `finish`: the index of the call the output's end cut, left as
+    /// written (its arguments incomplete: do not run it; a server answers
+    /// `finish_reason: "length"`), or `None`.
+    #[getter]
+    fn cut_call(&self) -> Option<usize> {
+        self.inner.cut_call()
     }
 
     /// The state the parser is in (`reasoning`, `content`, …; the format's names).

@@ -117,3 +117,26 @@ def test_byte_spans_account_for_every_byte_streamed_and_one_shot():
     streamed = [s for d in deltas for s in d.spans]
     assert "".join(s.text for s in streamed if s.kind == "call") == m.spans[-1].text
     assert llmsift.Parser("qwen3", "hermes").parse(out).spans == []
+
+
+def test_a_cut_call_is_never_completed_and_atomic_calls_makes_it_content():
+    # Issue 23: the arguments stay exactly as written; `cut_call` names the call.
+    out = 'Let me look.\n<tool_call>\n{"name": "read_file", "arguments": {"path": "/home/user/impor'
+    p = llmsift.Parser(None, "hermes", id_seed=1)
+    streamed = [p.push(out[i : i + 3]) for i in range(0, len(out), 3)] + [p.finish()]
+    args = "".join(c.arguments for d in streamed for c in d.tool_calls)
+    assert args == '{"path": "/home/user/impor' and p.cut_call == 0
+    one = llmsift.Parser(None, "hermes", id_seed=1)
+    m = one.parse(out)
+    assert m.tool_calls[0].arguments == args and one.cut_call == 0
+    # atomic_calls: no call, the call's text is content, streamed and one-shot alike.
+    a = llmsift.Parser(None, "hermes", id_seed=1, atomic_calls=True)
+    deltas = [a.push(out[i : i + 3]) for i in range(0, len(out), 3)] + [a.finish()]
+    assert all(not d.tool_calls for d in deltas) and a.cut_call is None
+    whole = llmsift.Parser(None, "hermes", id_seed=1, atomic_calls=True).parse(out)
+    assert whole.tool_calls == [] and whole.content == "".join(d.content or "" for d in deltas) == out
+    # A call that closes is sent whole, once.
+    done = out + 'tant.txt"}}\n</tool_call>'
+    b = llmsift.Parser(None, "hermes", id_seed=1, atomic_calls=True)
+    frags = [c for i in range(0, len(done), 3) for c in b.push(done[i : i + 3]).tool_calls] + b.finish().tool_calls
+    assert len(frags) == 1 and frags[0].arguments == '{"path": "/home/user/important.txt"}' and b.cut_call is None

@@ -103,6 +103,11 @@ pub struct ModelConfig {
     /// its last delta (the first and last are never held); a request's
     /// `stream_interval` may raise it. Unset: 1, every backend chunk.
     pub stream_interval: Option<u32>,
+    /// Emit each tool call only once it closes; a call the output's end cut
+    /// is its text as content, never a call (`llmsift_core::Request::atomic_calls`;
+    /// a request's own `atomic_calls` wins). Default: a cut call stays a
+    /// call with its arguments as written and `finish_reason: "length"`.
+    pub atomic_calls: bool,
 }
 
 /// Whose names a `completions` backend takes for decoding constraints.

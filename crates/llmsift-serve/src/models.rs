@@ -218,6 +218,7 @@ fn build(
         choice_as_json: kind == BackendKind::Chat && m.guided_fields != GuidedFields::Llamacpp,
         vllm_text_loss: m.vllm_compat,
         vllm_one_shot: m.vllm_compat,
+        atomic_calls: m.atomic_calls,
         ..Options::default()
     };
     Ok(Model {

@@ -112,6 +112,16 @@ impl RawJson {
         skipped + used
     }
 
+    /// Bytes the model wrote that are accepted but above the watermark (not
+    /// sent yet): what a cut value keeps when it is not completed.
+    pub fn unsent(&self) -> &str {
+        if self.stopped {
+            ""
+        } else {
+            &self.held
+        }
+    }
+
     /// Completes the value: `{}` when nothing came, else the repair suffix.
     pub fn finish(&mut self, out: &mut String) {
         match self.scan.repair() {

@@ -204,6 +204,11 @@ impl Engine {
             }
             return;
         }
+        if self.cut_as_written() && self.call.as_ref().is_some_and(|c| !c.closed) {
+            // The output's end cut a committed call: its arguments stay as
+            // far as they were written (issue 23), never completed.
+            return self.end_cut_call(out);
+        }
         self.with_args(out, |a, o| a.finish(o));
         if let Some(c) = self.call.take() {
             if let Some((i, ArgsW::Raw(r))) = self.vouches(&c).zip(Some(c.args)) {
@@ -284,6 +289,41 @@ impl Engine {
     pub(super) fn flush_section(&mut self, out: &mut Delta) {
         if let Some(sec) = self.section.take() {
             out.push_content(&sec);
+        }
+    }
+
+    /// Ends the committed call the output's end cut, by default: the bytes
+    /// it wrote and nothing more (`cut.rs`). Arguments held for typing or
+    /// unwrapping go out as held, untyped, since a cut value cannot be
+    /// typed; a call that needed nothing more ends as usual.
+    fn end_cut_call(&mut self, out: &mut Delta) {
+        let mut cut = false;
+        self.with_args(out, |a, o| cut = Engine::cut_args(a, o));
+        let Some(c) = self.call.take() else { return };
+        if cut && !self.set.suppress_calls && c.index.is_some() {
+            // The cut call is the last one committed (`next_index - 1`).
+            self.seen |= super::SEEN_CUT_CALL;
+        }
+        let vouch = if cut { None } else { self.vouches(&c) };
+        let OpenCall { held, index, args, name, .. } = c;
+        if let (Some(held), Some(i)) = (held, index) {
+            if self.set.suppress_calls {
+                return;
+            }
+            let out_args = &mut out.call_fragment(i).arguments;
+            if cut {
+                out_args.push_str(&held);
+                return;
+            }
+            let fixed = self
+                .fmt
+                .calls
+                .fix_arg_types
+                .then(|| crate::coerce::fix_arg_types(&self.set.tools, &name, &held));
+            let held = fixed.flatten().unwrap_or(held);
+            unwrap::resolve(&held, &self.fmt.calls.unwrap_params, &self.set.tools, &name, out_args);
+        } else if let (Some(i), ArgsW::Raw(r)) = (vouch, args) {
+            self.ended_raw = Some(Box::new((i, r.into_scanner())));
         }
     }
 }

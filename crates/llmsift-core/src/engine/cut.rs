@@ -1,18 +1,23 @@
 //! The cut policy: what becomes of a call (or its section) that the
 //! output's end cut, when the request follows vLLM's text loss
-//! (`[vllm.text_loss] cut_call`), and whether calls are deferred until they end so the
-//! end can still take them back.
+//! (`[vllm.text_loss] cut_call`) or asks for `atomic_calls`, and whether
+//! calls are deferred until they end so the end can still take them back;
+//! and what becomes of a committed call's arguments the end cut
+//! ([`Engine::cut_args`]: never completed by default, issue 23).
 //!
-//! The decisions are the request's compiled [`super::policy::CutCall`]
-//! (settled when the parser was built), never the format's keys or the
-//! request's flags.
+//! The decisions are the request's compiled [`super::policy::CutCall`] and
+//! [`CutArgs`] (settled when the parser was built), never the format's keys
+//! or the request's flags.
 //!
-//! Invariant: every answer here is `false` unless the policy's `cut` is
-//! other than `Ended` (and, for `cut_call`, the output is finishing), so the
-//! default reading never depends on this module.
+//! Invariant: every answer here but [`Engine::cut_args`] is `false` unless
+//! the policy's `cut` is other than `Ended` (and, for `cut_call`, the output
+//! is finishing). By default a cut call's arguments are exactly the bytes
+//! written before the end (no closing quote, bracket or brace is
+//! appended), and the parser reports the cut ([`Engine::cut_call`]); only
+//! under `vllm_text_loss` are they completed.
 
-use super::policy::CutCall;
-use super::{Engine, OpenCall};
+use super::policy::{CutArgs, CutCall};
+use super::{ArgsW, Engine, OpenCall, SEEN_CUT_CALL};
 
 impl Engine {
     /// The output's end cut a call (or its section) whose text vLLM's one-shot
@@ -49,7 +54,7 @@ impl Engine {
     /// "content"`: vLLM's legacy parsers answer the raw output when a
     /// call's JSON does not parse).
     pub(super) fn cut_to_content(&self) -> bool {
-        self.set.policy.cut == CutCall::Content
+        matches!(self.set.policy.cut, CutCall::Content | CutCall::Atomic)
     }
 
     /// A cut call is answered only once its arguments began (`cut_lost =
@@ -63,5 +68,53 @@ impl Engine {
     /// `vllm_text_loss`).
     pub(super) fn defer_for_loss(&self) -> bool {
         self.set.policy.cut.defers()
+    }
+
+    /// A committed call the output's end cut keeps its arguments as written
+    /// (the default: nothing appended).
+    pub(super) fn cut_as_written(&self) -> bool {
+        self.finishing && self.set.policy.cut_args() == CutArgs::Written
+    }
+
+    /// Ends the arguments of call `index`, open when the output ended, into
+    /// `out`: completed as usual when they need nothing the model did not
+    /// write; otherwise (the default) only the bytes the model wrote that
+    /// were still held (white space, a comma, an unfinished escape) go out,
+    /// and the cut is recorded for [`Engine::cut_call`]. Returns whether
+    /// the call was cut.
+    pub(super) fn cut_args(a: &mut ArgsW, out: &mut String) -> bool {
+        let kept = match a {
+            ArgsW::Raw(r) => r.unsent().to_string(),
+            _ => String::new(),
+        };
+        let mut tail = String::new();
+        a.finish(&mut tail);
+        if tail == kept {
+            out.push_str(&tail);
+            return false;
+        }
+        out.push_str(&kept);
+        true
+    }
+
+    /// The index of the call the output's end cut whose arguments are
+    /// incomplete (as written: the message's finish is `length`), once the
+    /// output ended.
+    pub fn cut_call(&self) -> Option<usize> {
+        (self.seen & SEEN_CUT_CALL != 0).then(|| self.next_index.saturating_sub(1))
+    }
+
+    /// Records the cut call `index` of a held whole output's reading
+    /// (`crate::whole`): this engine never ran, the reading's did.
+    pub fn adopt_cut(&mut self, index: Option<usize>) {
+        if let Some(i) = index {
+            self.seen |= SEEN_CUT_CALL;
+            self.next_index = i + 1;
+        }
+    }
+
+    /// What becomes of a committed call the output's end cut.
+    pub fn cut_policy(&self) -> CutArgs {
+        self.set.policy.cut_args()
     }
 }

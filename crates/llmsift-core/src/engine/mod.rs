@@ -60,7 +60,7 @@ use std::sync::Arc;
 
 pub(crate) use ledger::Class;
 use policy::EnginePolicy;
-pub(crate) use policy::{Answer, NoneChoice, Policy, Spans, Text, Vllm};
+pub(crate) use policy::{Answer, CutArgs, NoneChoice, Policy, Spans, Text, Vllm};
 
 /// Longest message header kept (harmony headers are a few dozen bytes).
 const MAX_HEADER: usize = 1024;
@@ -117,7 +117,9 @@ struct OpenCall {
     early_args: String,
     /// A deferred call's name and id: it is emitted whole when it closes.
     deferred: Option<(String, Option<String>)>,
-    /// Closed by an `end` transition (not by the output's end or the next call).
+    /// Closed by an `end` transition (not by the output's end or the next
+    /// call), or its arguments whole by an `args_end` one: the output's end
+    /// then ends it without a cut (`cut.rs`).
     closed: bool,
     /// Arguments held while a wrapper parameter may still unwrap (see `unwrap`).
     held: Option<String>,
@@ -216,6 +218,9 @@ pub(crate) const SEEN_TEXT_AFTER_CALL: u8 = 1;
 pub(crate) const SEEN_STRING_MARKER: u8 = 2;
 /// Non-blank text reached a `drop` state (text outside any message).
 pub(crate) const SEEN_DROPPED_TEXT: u8 = 4;
+/// The output's end cut the last call, its arguments left as written
+/// (`cut.rs`; set only while finishing).
+pub(crate) const SEEN_CUT_CALL: u8 = 8;
 
 impl Engine {
     pub fn new(fmt: Arc<Format>, start: StateId, set: Settings) -> Engine {

@@ -1,7 +1,8 @@
 //! The run-time policy of one request's parser: every decision that follows
 //! vLLM's answer rather than Sift's (the request's `vllm_text_loss` and
-//! `vllm_one_shot`), settled once, when the parser is built, from the
-//! compiled format and the two flags ([`Policy::resolve`]).
+//! `vllm_one_shot`), and what becomes of a call the output's end cut (the
+//! request's `atomic_calls`, issue 23), settled once, when the parser is
+//! built, from the compiled format and the flags ([`Policy::resolve`]).
 //!
 //! `resolve` is the one place that reads the request's flags or the
 //! format's vLLM-only fields (`[vllm.text_loss]`: `cut_call`, `cut_param`,
@@ -20,13 +21,16 @@
 //! decision but `unknown_names`, which a format may ask for on its own, is
 //! its enum's `Default`); the policy
 //! is a small `Copy` value, part of the request's settings, never of a
-//! carried state (`crate::state` rebuilds it on resume).
+//! carried state (`crate::state` rebuilds it on resume; a carried state
+//! records only whether calls were atomic, so a replica refuses a state
+//! saved under the other reading instead of mixing the two).
 
 use crate::format::spec::CutLost;
 use crate::format::Format;
 
 /// The request's two vLLM-compatibility flags (`Request::vllm_text_loss`,
-/// `Request::vllm_one_shot`), as the factory hands them to [`Policy::resolve`].
+/// `Request::vllm_one_shot`), and Sift's own `Request::atomic_calls`, as the
+/// factory hands them to [`Policy::resolve`].
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Vllm {
     pub text_loss: bool,
@@ -34,6 +38,8 @@ pub(crate) struct Vllm {
     /// `Request::byte_spans` (not a vLLM flag; settled here with them,
     /// since the reasons it gives depend on them).
     pub spans: bool,
+    /// Calls are emitted only once they close (`atomic_calls`).
+    pub atomic: bool,
 }
 
 /// Byte accounting (`Request::byte_spans`, `crate::spans`).
@@ -76,24 +82,43 @@ pub(crate) enum CutCall {
     Unclosed,
     /// A cut call whose arguments are not whole is taken back as content.
     Content,
+    /// `atomic_calls`: as `Content`, whatever the vLLM settings.
+    Atomic,
 }
 
 impl CutCall {
     /// Calls are held until they end, since the output's end may still
     /// take them back.
     pub fn defers(self) -> bool {
-        matches!(self, CutCall::Unclosed | CutCall::Content)
+        matches!(self, CutCall::Unclosed | CutCall::Content | CutCall::Atomic)
     }
 
     /// A cut call's text is not lost: taken back as content or kept.
     pub fn keeps_text(self) -> bool {
-        matches!(self, CutCall::Content | CutCall::Named)
+        matches!(self, CutCall::Content | CutCall::Atomic | CutCall::Named)
     }
 
     /// A cut call whose name is known is answered as a call.
     pub fn names_call(self) -> bool {
         matches!(self, CutCall::Uncommitted | CutCall::Begun | CutCall::Named)
     }
+}
+
+/// What becomes of a committed call the output's end cut (issue 23: never
+/// invent bytes). See `engine/cut.rs`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum CutArgs {
+    /// Sift's default: the call stays, its arguments exactly as far as they
+    /// were written (nothing appended), and the parser reports the cut (the
+    /// message's finish is `length`).
+    #[default]
+    Written,
+    /// vLLM's answer (`vllm_text_loss`): the arguments are completed by
+    /// appending what they still need (the JSON watermark's repair).
+    Completed,
+    /// `atomic_calls`: every call is held until it closes; a cut one is its
+    /// text as content (the engine's cut policy is then [`CutCall::Atomic`]).
+    Atomic,
 }
 
 /// How an XML parameter's bytes go out.
@@ -179,7 +204,8 @@ pub(crate) struct Policy {
 }
 
 /// The decisions the engine reads while it streams: six bytes, so a
-/// `Parser` stays within 1 KiB (`parser::size`).
+/// `Parser` stays within 1 KiB (`parser::size`; [`EnginePolicy::cut_args`]
+/// is derived, not stored, for that reason).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct EnginePolicy {
     /// A call the output's end cut.
@@ -217,6 +243,17 @@ impl EnginePolicy {
             Text::Lost => ValueMarkers::AsVllm,
         }
     }
+
+    /// What becomes of a committed call the output's end cut: `atomic_calls`
+    /// (held until it closes), vLLM's completion (`vllm_text_loss`, the
+    /// request whose `lost_text` is lost), or as written (the default).
+    pub fn cut_args(self) -> CutArgs {
+        match (self.cut, self.lost_text) {
+            (CutCall::Atomic, _) => CutArgs::Atomic,
+            (_, Text::Lost) => CutArgs::Completed,
+            (_, Text::Kept) => CutArgs::Written,
+        }
+    }
 }
 
 impl Policy {
@@ -226,6 +263,9 @@ impl Policy {
         let loss = |on: bool| if on && vllm.text_loss { Text::Lost } else { Text::Kept };
         let calls = &fmt.calls;
         let cut = match calls.cut_lost.filter(|_| vllm.text_loss) {
+            // `atomic_calls` wins over vLLM's cut policy: a cut call is its
+            // text as content, never dropped and never completed.
+            _ if vllm.atomic => CutCall::Atomic,
             None => CutCall::Ended,
             Some(CutLost::Uncommitted) => CutCall::Uncommitted,
             Some(CutLost::Begun) => CutCall::Begun,
@@ -233,7 +273,7 @@ impl Policy {
             Some(CutLost::Unclosed) => CutCall::Unclosed,
             Some(CutLost::Content) => CutCall::Content,
         };
-        let params = if calls.cut_param_lost && vllm.text_loss {
+        let params = if calls.cut_param_lost && vllm.text_loss && !vllm.atomic {
             ParamFlow::HeldUntilClosed
         } else {
             ParamFlow::Streamed

@@ -55,7 +55,7 @@ impl Engine {
         if moves {
             self.exit(from, out);
         }
-        if tr.end {
+        if tr.end || tr.args_end {
             if let Some(c) = &mut self.call {
                 c.closed = true;
             }

@@ -173,6 +173,10 @@ impl Engine {
         match self.fmt.states[self.state as usize].mode {
             Mode::Name(style) if self.fmt.calls.commit_open_name => self.commit_name(style, out),
             Mode::ParamValue if self.holds_params() => self.abandon_param(),
+            // A committed call's open parameter stays open by default: its
+            // value is cut, not closed (`cut.rs`).
+            Mode::ParamValue
+                if self.cut_as_written() && self.call.as_ref().is_some_and(|c| c.index.is_some()) => {}
             Mode::ParamValue => self.close_param(out),
             Mode::Envelope(_) => self.env_finish(out),
             Mode::Pythonic(_) => self.py_finish(out),

@@ -166,6 +166,8 @@ pub(crate) struct Trans {
     /// target state's marker (after optional white space) or the output's
     /// end follows (see `engine/lex.rs`).
     pub follow: bool,
+    /// The open call's arguments are whole from here (`args_end`).
+    pub args_end: bool,
 }
 
 /// How a transition types the parameter it opens.

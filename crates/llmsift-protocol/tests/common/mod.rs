@@ -43,7 +43,11 @@ pub fn fold_anthropic(events: &[Value]) -> Value {
                 let i = d["index"].as_u64().unwrap() as usize;
                 assert_eq!(open.take(), Some(i), "a stop for a block that is not open");
                 if msg["content"][i]["type"] == "tool_use" {
-                    msg["content"][i]["input"] = serde_json::from_str(&json_parts[i]).unwrap();
+                    // A call the output's end cut streams its partial JSON; its
+                    // input is then `{}` with `stop_reason: "max_tokens"`, as the
+                    // one-shot answer gives it (issue 23).
+                    msg["content"][i]["input"] =
+                        serde_json::from_str(&json_parts[i]).unwrap_or_else(|_| json!({}));
                 }
             }
             "message_delta" => {

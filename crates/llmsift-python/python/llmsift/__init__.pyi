@@ -109,6 +109,10 @@ class Parser:
     ``id_seed``: deterministic tool call ids.
     ``byte_spans``: account for every output byte: ``Delta.spans`` and
     ``Message.spans`` (``docs/byte-spans.md``).
+    ``atomic_calls``: emit each tool call only once it closes; a call the
+    output's end cut is its text as content. By default such a call stays a
+    call whose arguments are exactly what was written (incomplete JSON,
+    never completed) and :attr:`cut_call` names it.
 
     Raises :class:`SiftError` for an unknown name or an unusable argument.
     """
@@ -130,6 +134,7 @@ class Parser:
         vllm_one_shot: bool = False,
         id_seed: Optional[int] = None,
         byte_spans: bool = False,
+        atomic_calls: bool = False,
     ) -> None: ...
     def push(self, text: str, token_ids: Optional[Sequence[int]] = None) -> Delta:
         """Feeds one delta (text, and its token ids when known)."""
@@ -137,6 +142,9 @@ class Parser:
         """Ends the stream: flushes held text, closes an open call."""
     def parse(self, text: str, token_ids: Optional[Sequence[int]] = None) -> Message:
         """One-shot parse of a whole output (equal to the folded stream)."""
+    @property
+    def cut_call(self) -> Optional[int]:
+        """After ``finish``: the index of the call the output's end cut, its arguments as written (do not run it)."""
     @property
     def state(self) -> str:
         """The format state the parser is in (``reasoning``, ``content``, ...)."""

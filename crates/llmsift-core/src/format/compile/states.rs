@@ -52,6 +52,7 @@ pub(super) fn resolve(
                 discard: tt.discard,
                 section: tt.section,
                 follow: false,
+                args_end: tt.args_end,
                 param: tt.param.map(|p| match p {
                     ParamSpec::String => ParamForce::Type(crate::schema::ParamType::String),
                     ParamSpec::Json => ParamForce::Type(crate::schema::ParamType::Json),

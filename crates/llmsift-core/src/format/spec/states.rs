@@ -407,6 +407,13 @@ pub struct TransitionTable {
     /// a state that outputs text, or an uncommitted call's text becomes content.
     #[serde(default)]
     pub section: bool,
+    /// The open call's arguments are whole from this marker on, though the
+    /// call's own end marker may still come (`</function>` before
+    /// `</tool_call>`): the end of the output after it ends the call as
+    /// that marker would, never as a cut (issue 23: a cut call's arguments
+    /// are left as written and the finish is `length`).
+    #[serde(default)]
+    pub args_end: bool,
 }
 
 /// Prompt-tail rules (`[prompt]`).
