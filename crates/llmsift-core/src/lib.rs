@@ -22,6 +22,7 @@ pub struct ReadmeDoctests;
 
 mod coerce;
 mod engine;
+mod entities;
 pub mod error;
 pub mod format;
 pub mod json;

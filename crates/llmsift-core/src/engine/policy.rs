@@ -19,6 +19,7 @@
 //! carried state (`crate::state` rebuilds it on resume).
 
 use crate::format::spec::CutLost;
+use crate::format::compiled::Reading;
 use crate::format::Format;
 
 /// The request's two vLLM-compatibility flags (`Request::vllm_text_loss`,
@@ -140,7 +141,7 @@ pub(crate) struct Policy {
     pub one_shot_loss: Text,
 }
 
-/// The decisions the engine reads while it streams: six bytes, so a
+/// The decisions the engine reads while it streams: seven bytes, so a
 /// `Parser` stays within 1 KiB (`parser::size`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct EnginePolicy {
@@ -156,6 +157,9 @@ pub(crate) struct EnginePolicy {
     pub prompt_open: Text,
     /// A call to an undeclared function.
     pub unknown_names: UnknownNames,
+    /// The family readings (names, entities, recipients, plain `<think>`):
+    /// Sift's, or vLLM's with `vllm_text_loss`.
+    pub readings: Reading,
 }
 
 impl Policy {
@@ -196,6 +200,7 @@ impl Policy {
                 after_calls: loss(fmt.drop_content_after_calls),
                 prompt_open: loss(fmt.prompt_lost),
                 unknown_names,
+                readings: if vllm.text_loss { Reading::Vllm } else { Reading::Sift },
             },
             with_calls: loss(calls.text_around_calls_lost),
             none_choice,

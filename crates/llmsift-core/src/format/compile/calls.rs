@@ -47,6 +47,7 @@ pub(super) fn rules(
         word_names: p.word_names,
         unique_params: p.unique_params,
         markers_in_strings: p.markers_in_strings,
+        entities: p.entities,
         unwrap_params: p.unwrap_params,
         need_end: p.need_end,
         validate: p.validate,

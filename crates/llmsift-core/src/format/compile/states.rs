@@ -7,7 +7,8 @@ use super::builder::{tool_state, Builder};
 use super::checks::{check_ambiguous, needle_for, seconds_for};
 use crate::format::compiled::*;
 use crate::format::spec::{
-    BareValuesSpec, FormatSpec, Kernel, ModeSpec, NameStyleSpec, ParamSpec, SimpleMode, Unrouted,
+    BareValuesSpec, FormatSpec, Kernel, ModeSpec, NameStyleSpec, ParamSpec, ReadingSpec, SimpleMode,
+    Unrouted,
 };
 use crate::FormatError;
 
@@ -50,6 +51,7 @@ pub(super) fn resolve(
                 verbatim: tt.verbatim,
                 discard: tt.discard,
                 section: tt.section,
+                reading: tt.reading.map(reading),
                 param: tt.param.map(|p| match p {
                     ParamSpec::String => ParamForce::Type(crate::schema::ParamType::String),
                     ParamSpec::Json => ParamForce::Type(crate::schema::ParamType::Json),
@@ -92,6 +94,13 @@ pub(super) fn resolve(
         states.push(State { name: sname.clone(), mode, spellings, needle, second, then, join, hold });
     }
     Ok(states)
+}
+
+fn reading(r: ReadingSpec) -> Reading {
+    match r {
+        ReadingSpec::Sift => Reading::Sift,
+        ReadingSpec::Vllm => Reading::Vllm,
+    }
 }
 
 fn bare_values(v: BareValuesSpec) -> BareValues {
@@ -181,6 +190,8 @@ fn compile_mode(
                             tools: r.tools,
                             section: r.section,
                             raw: r.raw,
+                            builtin: r.builtin,
+                            reading: r.reading.map(reading),
                         }),
                         // A call route into a state no composed grammar defines is off.
                         None if r.call => {}
@@ -197,6 +208,7 @@ fn compile_mode(
                     recipient: t.recipient.clone().unwrap_or_else(|| "to=".into()),
                     strip: t.strip.clone().unwrap_or_else(|| vec!["functions.".into()]),
                     unrouted_content: t.unrouted == Unrouted::Content,
+                    builtins: t.builtins.clone(),
                 }))
             }
             Kernel::Pythonic(t) => {

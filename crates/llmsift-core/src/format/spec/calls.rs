@@ -28,6 +28,20 @@ pub enum MarkersInStrings {
     Text,
 }
 
+/// What a name or a parameter key written as an attribute value holds
+/// (`entities`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Entities {
+    /// The text as written.
+    #[default]
+    None,
+    /// An XML attribute value: `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`
+    /// and numeric references (`&#38;`, `&#x26;`) are unescaped (under
+    /// vLLM's readings only `&quot;` and `&amp;`, as Kimi K3's `_attrs`).
+    Xml,
+}
+
 /// `[calls]`: how calls are read.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +118,11 @@ pub struct CallPolicy {
     /// whole read it: DeepSeek V3's, ERNIE's, Hermes').
     #[serde(default)]
     pub markers_in_strings: MarkersInStrings,
+    /// What the entities in a call's name and its parameter keys are, when
+    /// the header writes them as attribute values (Kimi K3's XTML
+    /// `tool="…"` and `key="…"`): `none` (text) or `xml` (unescaped).
+    #[serde(default)]
+    pub entities: Entities,
     /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
     /// parameter is one of them, not declared by a function that declares
     /// parameters, gets the wrapped object as its arguments when all its keys

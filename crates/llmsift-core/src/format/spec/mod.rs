@@ -26,10 +26,11 @@ pub mod terminals;
 pub mod vllm;
 
 pub use alias::{AliasOverlay, CallsOverlay, VllmOverlay};
-pub use calls::{AliasSpec, CallPolicy, MarkersInStrings, Uncommitted};
+pub use calls::{AliasSpec, CallPolicy, Entities, MarkersInStrings, Uncommitted};
 pub use states::{
     ArgsSpec, BareValuesSpec, EnvelopeSpec, ForceContentSpec, HeaderSpec, Kernel, ModeSpec, NameSpec,
-    NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, RelaxedSpec, RouteSpec, SimpleMode, StateSpec,
+    NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, ReadingSpec, RelaxedSpec, RouteSpec, SimpleMode,
+    StateSpec,
     SwitchSpec, TransitionSpec, TransitionTable, Unrouted, XmlSpec,
 };
 pub use terminals::TerminalSpec;
