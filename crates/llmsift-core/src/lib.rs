@@ -33,6 +33,7 @@ mod post;
 mod pylit;
 pub mod registry;
 pub mod schema;
+mod schema_resolve;
 pub mod special;
 pub mod state;
 pub mod token;

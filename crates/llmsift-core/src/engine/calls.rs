@@ -39,7 +39,7 @@ impl Engine {
         if c.index.is_some() {
             return;
         }
-        let readings = self.set.policy.readings;
+        let readings = self.set.policy.readings();
         let text = attr_text(self.fmt.calls.entities, readings, c.name.trim());
         let text = text.as_ref();
         let (name, id) = match style {
@@ -70,7 +70,7 @@ impl Engine {
     /// Under Sift's reading, a name that is neither a function name nor a
     /// declared tool's: the header it came from did not parse.
     pub(super) fn name_refused(&self, name: &str) -> bool {
-        self.set.policy.readings == Reading::Sift
+        self.set.policy.readings() == Reading::Sift
             && !is_function_name(name)
             && !self.set.tools.names().iter().any(|n| n == name)
     }

@@ -95,7 +95,7 @@ impl Engine {
                 self.mute = self.mute.saturating_sub(p);
                 return None;
             };
-            if tr.reading.is_some_and(|r| r != self.set.policy.readings) {
+            if tr.reading.is_some_and(|r| r != self.set.policy.readings()) {
                 // A marker of the other reading (`reading`): text of the
                 // state, and the search goes on from its next byte.
                 self.take_id(t, token);

@@ -141,7 +141,7 @@ pub(crate) struct Policy {
     pub one_shot_loss: Text,
 }
 
-/// The decisions the engine reads while it streams: seven bytes, so a
+/// The decisions the engine reads while it streams: six bytes, so a
 /// `Parser` stays within 1 KiB (`parser::size`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct EnginePolicy {
@@ -157,9 +157,19 @@ pub(crate) struct EnginePolicy {
     pub prompt_open: Text,
     /// A call to an undeclared function.
     pub unknown_names: UnknownNames,
-    /// The family readings (names, entities, recipients, plain `<think>`):
-    /// Sift's, or vLLM's with `vllm_text_loss`.
-    pub readings: Reading,
+}
+
+impl EnginePolicy {
+    /// The family readings (names, entities, recipients, plain `<think>`,
+    /// schemas): Sift's, or vLLM's with `vllm_text_loss`. Read off
+    /// `lost_text`, which follows that flag alone too, so that a `Parser`
+    /// stays within its 1 KiB (`parser::size`).
+    pub fn readings(self) -> Reading {
+        match self.lost_text {
+            Text::Kept => Reading::Sift,
+            Text::Lost => Reading::Vllm,
+        }
+    }
 }
 
 impl Policy {
@@ -200,7 +210,6 @@ impl Policy {
                 after_calls: loss(fmt.drop_content_after_calls),
                 prompt_open: loss(fmt.prompt_lost),
                 unknown_names,
-                readings: if vllm.text_loss { Reading::Vllm } else { Reading::Sift },
             },
             with_calls: loss(calls.text_around_calls_lost),
             none_choice,

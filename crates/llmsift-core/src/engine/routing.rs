@@ -119,7 +119,7 @@ impl Engine {
         self.framed = true;
         // Call routes are off unless a tool grammar is composed.
         let has_tools = fmt.has_tools;
-        let readings = self.set.policy.readings;
+        let readings = self.set.policy.readings();
         let builtin = || {
             // The recipient's first dot-separated part, as vLLM's
             // `is_function_recipient` reads `browser.search`.

@@ -364,6 +364,8 @@ pub(crate) struct CallRules {
     pub markers_in_strings: crate::format::spec::MarkersInStrings,
     /// Entities in names and parameter keys (`entities`).
     pub entities: crate::format::spec::Entities,
+    /// Which readings resolve schemas (`schema_refs`).
+    pub schema_refs: crate::format::spec::SchemaRefs,
     pub unwrap_params: Vec<String>,
     pub need_end: bool,
     pub validate: bool,

@@ -42,6 +42,18 @@ pub enum Entities {
     Xml,
 }
 
+/// Which readings type values by a schema with its `$ref`s and unions
+/// resolved (`schema_refs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemaRefs {
+    /// Sift's only; vLLM's reads the schema as written.
+    #[default]
+    Sift,
+    /// Both (dots: vLLM's parser follows `#/$defs/` references too).
+    Both,
+}
+
 /// `[calls]`: how calls are read.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,6 +135,10 @@ pub struct CallPolicy {
     /// `tool="…"` and `key="…"`): `none` (text) or `xml` (unescaped).
     #[serde(default)]
     pub entities: Entities,
+    /// Whether vLLM's reading, too, types values by the schemas with their
+    /// `$ref`s and unions resolved: `sift` (only Sift's) or `both`.
+    #[serde(default)]
+    pub schema_refs: SchemaRefs,
     /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
     /// parameter is one of them, not declared by a function that declares
     /// parameters, gets the wrapped object as its arguments when all its keys
