@@ -163,7 +163,10 @@ mod tests {
             "$defs": {"T": {"type": "object", "properties": {"l": {"$ref": "#/$defs/T"}, "r": {"$ref": "#/$defs/T"}, "v": {"type": "integer"}}}}
         });
         let r = resolve(&s);
-        assert_eq!(r.pointer("/properties/tree/properties/l/properties/r/properties/v/type"), Some(&json!("integer")));
+        assert_eq!(
+            r.pointer("/properties/tree/properties/l/properties/r/properties/v/type"),
+            Some(&json!("integer"))
+        );
         assert!(serde_json::to_string(&r).unwrap().len() < 20_000_000);
         assert!(!needs_resolving(&json!({"type": "object", "properties": {"a": {"type": "integer"}}})));
     }

@@ -18,8 +18,8 @@
 //! is a small `Copy` value, part of the request's settings, never of a
 //! carried state (`crate::state` rebuilds it on resume).
 
-use crate::format::spec::CutLost;
 use crate::format::compiled::Reading;
+use crate::format::spec::CutLost;
 use crate::format::Format;
 
 /// The request's two vLLM-compatibility flags (`Request::vllm_text_loss`,

@@ -7,8 +7,7 @@ use super::builder::{tool_state, Builder};
 use super::checks::{check_ambiguous, needle_for, seconds_for};
 use crate::format::compiled::*;
 use crate::format::spec::{
-    BareValuesSpec, FormatSpec, Kernel, ModeSpec, NameStyleSpec, ParamSpec, ReadingSpec, SimpleMode,
-    Unrouted,
+    BareValuesSpec, FormatSpec, Kernel, ModeSpec, NameStyleSpec, ParamSpec, ReadingSpec, SimpleMode, Unrouted,
 };
 use crate::FormatError;
 

@@ -30,8 +30,7 @@ pub use calls::{AliasSpec, CallPolicy, Entities, MarkersInStrings, SchemaRefs, U
 pub use states::{
     ArgsSpec, BareValuesSpec, EnvelopeSpec, ForceContentSpec, HeaderSpec, Kernel, ModeSpec, NameSpec,
     NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, ReadingSpec, RelaxedSpec, RouteSpec, SimpleMode,
-    StateSpec,
-    SwitchSpec, TransitionSpec, TransitionTable, Unrouted, XmlSpec,
+    StateSpec, SwitchSpec, TransitionSpec, TransitionTable, Unrouted, XmlSpec,
 };
 pub use terminals::TerminalSpec;
 pub use vllm::{
