@@ -444,7 +444,16 @@ impl ParserFactory {
             // it, and the filter hides what is left of it.
             include_reasoning: req.include_reasoning || force.is_some(),
             suppress_calls: pick.suppress,
-            tools: Arc::clone(&req.tools),
+            // Sift's reading types values by the schemas resolved (`$ref`,
+            // unions), settled here once; vLLM's reads them as written.
+            tools: match (policy.engine.readings(), fmt.calls.schema_refs) {
+                (crate::format::compiled::Reading::Sift, _) | (_, crate::format::spec::SchemaRefs::Both) => {
+                    req.tools.typed()
+                }
+                (crate::format::compiled::Reading::Vllm, crate::format::spec::SchemaRefs::Sift) => {
+                    Arc::clone(&req.tools)
+                }
+            },
             id_seed: req.id_seed,
             named: pick.named.clone(),
             choice: pick.choice.clone(),

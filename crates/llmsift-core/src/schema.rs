@@ -1,10 +1,14 @@
 //! Tool schemas, read once per request: which JSON type each parameter of
 //! each function declares, and the conversion of an XML-style parameter's
-//! text to that type (vLLM's `_convert_param_value`).
+//! text to that type (vLLM's `_convert_param_value`). Sift's reading types
+//! values by the schemas with their `$ref`s and unions resolved
+//! ([`Tools::typed`], `schema_resolve.rs`), settled once when a request's
+//! parser is built; vLLM's reads them as written.
 
 use crate::pylit::{number_text, py_float, py_int};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The declared type of one parameter, reduced to what conversion needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -28,6 +32,9 @@ pub struct Tools {
     funcs: HashMap<String, HashMap<String, ParamType>>,
     schemas: HashMap<String, Value>,
     names: Vec<String>,
+    /// The same tools with `$ref`s and unions resolved, made on first use
+    /// (`None`: nothing to resolve).
+    typed: std::sync::OnceLock<Option<Arc<Tools>>>,
 }
 
 fn type_of(schema: &Value) -> ParamType {
@@ -88,6 +95,35 @@ impl Tools {
             }
         }
         t
+    }
+
+    /// These tools as Sift's reading types values: each function's schema
+    /// with its local `$ref`s followed and its unions' containers lifted
+    /// (`schema_resolve.rs`), so that a parameter declared through
+    /// `$defs`/`definitions` or a nullable union is typed like any other.
+    /// Made once per `Tools` (a request's), when its first parser is built.
+    pub fn typed(self: &Arc<Self>) -> Arc<Tools> {
+        let typed = self.typed.get_or_init(|| {
+            if !self.schemas.values().any(crate::schema_resolve::needs_resolving) {
+                return None;
+            }
+            let mut t = Tools { names: self.names.clone(), ..Tools::default() };
+            for name in &self.names {
+                let Some(s) = self.schemas.get(name) else {
+                    t.funcs.insert(name.clone(), HashMap::new());
+                    continue;
+                };
+                let r = crate::schema_resolve::resolve(s);
+                let mut params = HashMap::new();
+                for (k, v) in r.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                    params.insert(k.clone(), type_of(v));
+                }
+                t.funcs.insert(name.clone(), params);
+                t.schemas.insert(name.clone(), r);
+            }
+            Some(Arc::new(t))
+        });
+        typed.clone().unwrap_or_else(|| Arc::clone(self))
     }
 
     /// The `parameters` schema of `func`, when declared.

@@ -376,7 +376,11 @@ impl Params {
                     let text = if self.verbatim_values { v.buf.as_str() } else { text };
                     crate::coerce::write_typed(text, crate::coerce::coerce(text, types), out)
                 }
-                Some(Coerce::Fix(schema)) => crate::coerce::write_fixed(text, schema, out),
+                // A verbatim value that does not read as JSON stays the raw text.
+                Some(Coerce::Fix(schema)) => {
+                    let text = if self.verbatim_values { v.buf.as_str() } else { text };
+                    crate::coerce::write_fixed(text, schema, out)
+                }
                 Some(Coerce::Admitted(allowed, literal)) => {
                     let text = if self.verbatim_values { v.buf.as_str() } else { text };
                     // poolside's decoder strips the text first (and returns it

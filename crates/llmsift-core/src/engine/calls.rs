@@ -12,7 +12,8 @@
 
 use super::policy::UnknownNames;
 use super::{checked, unwrap, ArgsW, Engine, OpenCall};
-use crate::format::compiled::{NameStyle, Uncommitted};
+use crate::format::compiled::{NameStyle, Reading, Uncommitted};
+use crate::format::spec::Entities;
 use crate::message::Delta;
 
 impl Engine {
@@ -41,7 +42,9 @@ impl Engine {
         if c.index.is_some() {
             return;
         }
-        let text = c.name.trim();
+        let readings = self.set.policy.readings();
+        let text = attr_text(self.fmt.calls.entities, readings, c.name.trim());
+        let text = text.as_ref();
         let (name, id) = match style {
             NameStyle::Plain => (text.to_string(), None),
             NameStyle::Kimi => {
@@ -67,11 +70,28 @@ impl Engine {
         self.commit(name, id, out);
     }
 
+    /// Under Sift's reading, a name that is neither a function name nor a
+    /// declared tool's: the header it came from did not parse.
+    pub(super) fn name_refused(&self, name: &str) -> bool {
+        self.set.policy.readings() == Reading::Sift
+            && !is_function_name(name)
+            && !self.set.tools.names().iter().any(|n| n == name)
+    }
+
     /// Gives the open call its index and emits its first fragment.
     pub(super) fn commit(&mut self, name: String, id: Option<String>, out: &mut Delta) {
         // A tool call always has a name: one that never got one stays
         // uncommitted, whatever the format or the cut (see `end_call`).
         if name.trim().is_empty() {
+            if let Some(c) = &mut self.call {
+                c.nameless = true;
+            }
+            return;
+        }
+        if self.name_refused(&name) {
+            // Not a name as a header writes one (`submit"/>`, a broken
+            // attribute, a sentence): the header did not parse, so the call's
+            // text is content, whatever the format does with uncommitted calls.
             if let Some(c) = &mut self.call {
                 c.nameless = true;
             }
@@ -326,4 +346,22 @@ impl Engine {
             self.ended_raw = Some(Box::new((i, r.into_scanner())));
         }
     }
+}
+
+/// A name or a parameter key as the format writes it: an attribute value's
+/// entities unescaped (`entities = "xml"`), as Sift or vLLM reads them.
+pub(super) fn attr_text(e: Entities, readings: Reading, text: &str) -> std::borrow::Cow<'_, str> {
+    match (e, readings) {
+        (Entities::None, _) => text.into(),
+        (Entities::Xml, Reading::Sift) => crate::entities::unescape_xml(text),
+        (Entities::Xml, Reading::Vllm) => crate::entities::unescape_vllm(text),
+    }
+}
+
+/// A function name as the families' headers write one: letters and digits
+/// (any script), `_`, `-`, `.` and `:` (OpenAI's `^[a-zA-Z0-9_-]+$`, widened
+/// by the namespaces some families write: `functions.get_weather`,
+/// `server:tool`). A declared tool's own name is read whatever it holds.
+fn is_function_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
 }

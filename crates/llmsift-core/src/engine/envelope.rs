@@ -98,6 +98,15 @@ impl Engine {
             return;
         };
         let name = name.clone();
+        if self.name_refused(&name) {
+            // Not a function name: the call's text is content; the name is
+            // forgotten so that it is not tried again on every byte.
+            if let (Some(c), Some(env)) = (&mut self.call, &mut self.env) {
+                c.nameless = true;
+                env.name = None;
+            }
+            return;
+        }
         let ready = match self.call.as_ref().map(|c| (&c.args, c.index)) {
             Some((ArgsW::Raw(r), None)) => r.fed() >= 2 || r.complete(),
             _ => false,

@@ -112,6 +112,14 @@ impl Engine {
                 self.mute = self.mute.saturating_sub(p);
                 return None;
             };
+            if tr.reading.is_some_and(|r| r != self.set.policy.readings()) {
+                // A marker of the other reading (`reading`): text of the
+                // state, and the search goes on from its next byte.
+                self.take_id(t, token);
+                text_start = p;
+                pos = p + 1;
+                continue;
+            }
             if self.guards(tr, token) {
                 match self.follows(s, p + len, tr.to, at_end) {
                     Follow::Acts => {}

@@ -55,6 +55,9 @@ impl Engine {
             c.args = ArgsW::Params(p);
         }
         let key = std::mem::take(&mut c.param_key);
+        // An attribute value's entities (`entities = "xml"`): the key is what they stand for.
+        let key =
+            super::calls::attr_text(self.fmt.calls.entities, self.set.policy.readings(), &key).into_owned();
         let lookup = if self.fmt.calls.verbatim_keys { key.as_str() } else { key.trim() };
         if first && unwrap::holds(&self.fmt.calls.unwrap_params, &tools, &c.name, lookup) {
             c.held = Some(String::new());

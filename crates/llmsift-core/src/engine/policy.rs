@@ -25,6 +25,7 @@
 //! records only whether calls were atomic, so a replica refuses a state
 //! saved under the other reading instead of mixing the two).
 
+use crate::format::compiled::Reading;
 use crate::format::spec::CutLost;
 use crate::format::Format;
 
@@ -252,6 +253,17 @@ impl EnginePolicy {
             (CutCall::Atomic, _) => CutArgs::Atomic,
             (_, Text::Lost) => CutArgs::Completed,
             (_, Text::Kept) => CutArgs::Written,
+        }
+    }
+
+    /// The family readings (names, entities, recipients, plain `<think>`,
+    /// schemas): Sift's, or vLLM's with `vllm_text_loss`. Read off
+    /// `lost_text`, which follows that flag alone too, so that a `Parser`
+    /// stays within its 1 KiB (`parser::size`).
+    pub fn readings(self) -> Reading {
+        match self.lost_text {
+            Text::Kept => Reading::Sift,
+            Text::Lost => Reading::Vllm,
         }
     }
 }

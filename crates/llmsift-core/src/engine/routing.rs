@@ -119,11 +119,21 @@ impl Engine {
         self.framed = true;
         // Call routes are off unless a tool grammar is composed.
         let has_tools = fmt.has_tools;
-        let Some(r) = h
-            .routes
-            .iter()
-            .find(|r| (has_tools || !(r.call || r.tools)) && hdr.contains(r.contains.as_str()))
-        else {
+        let readings = self.set.policy.readings();
+        let builtin = || {
+            // The recipient's first dot-separated part, as vLLM's
+            // `is_function_recipient` reads `browser.search`.
+            let to = hdr.split(h.recipient.as_str()).nth(1).unwrap_or("");
+            let to = to.split(|c: char| c.is_whitespace() || c == '<').next().unwrap_or("");
+            let first = to.split('.').next().unwrap_or("");
+            !first.is_empty() && h.builtins.iter().any(|b| b == first)
+        };
+        let Some(r) = h.routes.iter().find(|r| {
+            (has_tools || !(r.call || r.tools))
+                && r.reading.is_none_or(|x| x == readings)
+                && hdr.contains(r.contains.as_str())
+                && (!r.builtin || builtin())
+        }) else {
             if h.unrouted_content {
                 out.push_content(&hdr);
             }

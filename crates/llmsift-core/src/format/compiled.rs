@@ -73,6 +73,23 @@ pub(crate) struct Route {
     pub section: bool,
     /// The header as written, and its routing marker, are content.
     pub raw: bool,
+    /// Counts only for a built-in recipient (`HeaderCfg::builtins`).
+    pub builtin: bool,
+    /// Counts only under this reading.
+    pub reading: Option<Reading>,
+}
+
+/// Sift's reading or vLLM's (`reading`, `ReadingSpec` compiled): which the
+/// request's parser follows is settled by `engine/policy.rs`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// Sift's: a call's name must read as a function name (else the call is
+    /// content), attribute entities are unescaped, built-in recipients are
+    /// reasoning, a plain-text `<think>` opens reasoning.
+    #[default]
+    Sift,
+    /// vLLM's, with `vllm_text_loss`: as vLLM 0.34's parsers read them.
+    Vllm,
 }
 
 /// A header state's routing.
@@ -84,6 +101,8 @@ pub(crate) struct HeaderCfg {
     /// A header no route takes is content (else it is dropped, and only
     /// output never framed by any header is content).
     pub unrouted_content: bool,
+    /// Built-in recipients (`builtins`).
+    pub builtins: Vec<String>,
 }
 
 /// The pythonic calls kernel's settings.
@@ -168,6 +187,8 @@ pub(crate) struct Trans {
     pub follow: bool,
     /// The open call's arguments are whole from here (`args_end`).
     pub args_end: bool,
+    /// Taken only under this reading; else the marker is text.
+    pub reading: Option<Reading>,
 }
 
 /// How a transition types the parameter it opens.
@@ -353,6 +374,10 @@ pub(crate) struct CallRules {
     pub unique_params: bool,
     pub markers_in_strings: crate::format::spec::MarkersInStrings,
     pub markers_in_values: crate::format::spec::MarkersInValues,
+    /// Entities in names and parameter keys (`entities`).
+    pub entities: crate::format::spec::Entities,
+    /// Which readings resolve schemas (`schema_refs`).
+    pub schema_refs: crate::format::spec::SchemaRefs,
     pub unwrap_params: Vec<String>,
     pub need_end: bool,
     pub validate: bool,

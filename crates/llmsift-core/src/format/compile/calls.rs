@@ -48,6 +48,8 @@ pub(super) fn rules(
         unique_params: p.unique_params,
         markers_in_strings: p.markers_in_strings,
         markers_in_values: p.markers_in_values,
+        entities: p.entities,
+        schema_refs: p.schema_refs,
         unwrap_params: p.unwrap_params,
         need_end: p.need_end,
         validate: p.validate,

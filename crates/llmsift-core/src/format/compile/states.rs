@@ -8,7 +8,7 @@ use super::builder::{tool_state, Builder};
 use super::checks::{check_ambiguous, needle_for, seconds_for};
 use crate::format::compiled::*;
 use crate::format::spec::{
-    BareValuesSpec, FormatSpec, Kernel, ModeSpec, NameStyleSpec, ParamSpec, SimpleMode, Unrouted,
+    BareValuesSpec, FormatSpec, Kernel, ModeSpec, NameStyleSpec, ParamSpec, ReadingSpec, SimpleMode, Unrouted,
 };
 use crate::FormatError;
 
@@ -53,6 +53,7 @@ pub(super) fn resolve(
                 section: tt.section,
                 follow: false,
                 args_end: tt.args_end,
+                reading: tt.reading.map(reading),
                 param: tt.param.map(|p| match p {
                     ParamSpec::String => ParamForce::Type(crate::schema::ParamType::String),
                     ParamSpec::Json => ParamForce::Type(crate::schema::ParamType::Json),
@@ -95,6 +96,13 @@ pub(super) fn resolve(
         states.push(State { name: sname.clone(), mode, spellings, needle, second, then, join, hold });
     }
     Ok(states)
+}
+
+fn reading(r: ReadingSpec) -> Reading {
+    match r {
+        ReadingSpec::Sift => Reading::Sift,
+        ReadingSpec::Vllm => Reading::Vllm,
+    }
 }
 
 fn bare_values(v: BareValuesSpec) -> BareValues {
@@ -184,6 +192,8 @@ fn compile_mode(
                             tools: r.tools,
                             section: r.section,
                             raw: r.raw,
+                            builtin: r.builtin,
+                            reading: r.reading.map(reading),
                         }),
                         // A call route into a state no composed grammar defines is off.
                         None if r.call => {}
@@ -200,6 +210,7 @@ fn compile_mode(
                     recipient: t.recipient.clone().unwrap_or_else(|| "to=".into()),
                     strip: t.strip.clone().unwrap_or_else(|| vec!["functions.".into()]),
                     unrouted_content: t.unrouted == Unrouted::Content,
+                    builtins: t.builtins.clone(),
                 }))
             }
             Kernel::Pythonic(t) => {

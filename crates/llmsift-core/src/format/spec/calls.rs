@@ -45,6 +45,32 @@ pub enum MarkersInValues {
     Follow,
 }
 
+/// What a name or a parameter key written as an attribute value holds
+/// (`entities`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Entities {
+    /// The text as written.
+    #[default]
+    None,
+    /// An XML attribute value: `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`
+    /// and numeric references (`&#38;`, `&#x26;`) are unescaped (under
+    /// vLLM's readings only `&quot;` and `&amp;`, as Kimi K3's `_attrs`).
+    Xml,
+}
+
+/// Which readings type values by a schema with its `$ref`s and unions
+/// resolved (`schema_refs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemaRefs {
+    /// Sift's only; vLLM's reads the schema as written.
+    #[default]
+    Sift,
+    /// Both (dots: vLLM's parser follows `#/$defs/` references too).
+    Both,
+}
+
 /// `[calls]`: how calls are read.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -126,6 +152,15 @@ pub struct CallPolicy {
     /// follows it; see [`MarkersInValues`]).
     #[serde(default)]
     pub markers_in_values: MarkersInValues,
+    /// What the entities in a call's name and its parameter keys are, when
+    /// the header writes them as attribute values (Kimi K3's XTML
+    /// `tool="…"` and `key="…"`): `none` (text) or `xml` (unescaped).
+    #[serde(default)]
+    pub entities: Entities,
+    /// Whether vLLM's reading, too, types values by the schemas with their
+    /// `$ref`s and unions resolved: `sift` (only Sift's) or `both`.
+    #[serde(default)]
+    pub schema_refs: SchemaRefs,
     /// Wrapper parameter names (`["arguments", "input"]`): a call whose only
     /// parameter is one of them, not declared by a function that declares
     /// parameters, gets the wrapped object as its arguments when all its keys

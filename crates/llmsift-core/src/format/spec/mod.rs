@@ -26,11 +26,11 @@ pub mod terminals;
 pub mod vllm;
 
 pub use alias::{AliasOverlay, CallsOverlay, VllmOverlay};
-pub use calls::{AliasSpec, CallPolicy, MarkersInStrings, MarkersInValues, Uncommitted};
+pub use calls::{AliasSpec, CallPolicy, Entities, MarkersInStrings, MarkersInValues, SchemaRefs, Uncommitted};
 pub use states::{
     ArgsSpec, BareValuesSpec, EnvelopeSpec, ForceContentSpec, HeaderSpec, Kernel, ModeSpec, NameSpec,
-    NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, RelaxedSpec, RouteSpec, SimpleMode, StateSpec,
-    SwitchSpec, TransitionSpec, TransitionTable, Unrouted, XmlSpec,
+    NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, ReadingSpec, RelaxedSpec, RouteSpec, SimpleMode,
+    StateSpec, SwitchSpec, TransitionSpec, TransitionTable, Unrouted, XmlSpec,
 };
 pub use terminals::TerminalSpec;
 pub use vllm::{

@@ -113,6 +113,18 @@ pub enum NameStyleSpec {
     Kimi,
 }
 
+/// Which reading a transition or a route belongs to (`reading`): Sift's,
+/// or vLLM's (the request's `vllm_text_loss`); under the other one a
+/// transition's marker is text of its state and a route does not count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadingSpec {
+    /// Sift's reading (the default mode).
+    Sift,
+    /// vLLM's reading (`vllm_text_loss`).
+    Vllm,
+}
+
 /// What a header no route takes becomes (`unrouted`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -233,6 +245,10 @@ pub struct HeaderSpec {
     /// after `<|message_model|>` with no block marker is content).
     #[serde(default)]
     pub unrouted: Unrouted,
+    /// Recipients the server runs itself (harmony's `python`, `browser`,
+    /// `container`): what a route with `builtin` recognises.
+    #[serde(default)]
+    pub builtins: Vec<String>,
 }
 
 /// `kind = "pythonic"`.
@@ -302,6 +318,13 @@ pub struct RouteSpec {
     /// written, framing included).
     #[serde(default)]
     pub raw: bool,
+    /// The route counts only when the header's recipient is one of the
+    /// header's `builtins` (its first dot-separated part: `browser.search`).
+    #[serde(default)]
+    pub builtin: bool,
+    /// The route counts only under this reading (see [`ReadingSpec`]).
+    #[serde(default)]
+    pub reading: Option<ReadingSpec>,
 }
 
 /// A transition: a target state name, or a table.
@@ -414,6 +437,10 @@ pub struct TransitionTable {
     /// are left as written and the finish is `length`).
     #[serde(default)]
     pub args_end: bool,
+    /// The transition is taken only under this reading; under the other
+    /// one its marker is text of the state (Mistral's plain-text `<think>`).
+    #[serde(default)]
+    pub reading: Option<ReadingSpec>,
 }
 
 /// Prompt-tail rules (`[prompt]`).
