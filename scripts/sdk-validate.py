@@ -136,8 +136,14 @@ def chat_object(r, where, v):
     for i, ch in enumerate(v.get("choices", [])):
         msg = ch.get("message", {})
         r.expect(where, f"choices.{i}.message.content", "content" in msg, "the key must be present (null when empty)")
-        for j, tc in enumerate(msg.get("tool_calls") or []):
+        calls = msg.get("tool_calls") or []
+        for j, tc in enumerate(calls):
             args = tc.get("function", {}).get("arguments")
+            if ch.get("finish_reason") == "length" and j == len(calls) - 1 and not is_json_object(args):
+                # A call the output's end cut is never completed (issue 23):
+                # its arguments are what was written, an object's beginning.
+                r.expect(where, f"choices.{i}.message.tool_calls.{j}.function.arguments", is_object_prefix(args), "a cut call's arguments are not an object's beginning")
+                continue
             r.expect(where, f"choices.{i}.message.tool_calls.{j}.function.arguments", is_json_object(args), "not a JSON object")
     return c
 
@@ -198,6 +204,11 @@ def chat_stream(r, text, oneshot, include_usage=None):
 # ---- Responses -------------------------------------------------------------
 
 
+def is_object_prefix(text):
+    """The beginning of a JSON object as written (a cut call's arguments)."""
+    return isinstance(text, str) and (text.strip() == "" or text.lstrip().startswith("{"))
+
+
 def is_json_object(text):
     try:
         return isinstance(json.loads(text), dict)
@@ -225,10 +236,15 @@ def responses_object(r, where, v, final=True, event=False):
         r.expect(where, "usage.input_tokens_details.cached_tokens", isinstance((u.get("input_tokens_details") or {}).get("cached_tokens"), int), "missing")
         r.expect(where, "usage.output_tokens_details.reasoning_tokens", isinstance((u.get("output_tokens_details") or {}).get("reasoning_tokens"), int), "missing")
         r.expect(where, "usage.total_tokens", u.get("total_tokens") == u.get("input_tokens", 0) + u.get("output_tokens", 0), "not the sum")
+    calls = [i for i, item in enumerate(v.get("output", [])) if item.get("type") == "function_call"]
     for i, item in enumerate(v.get("output", [])):
         r.expect(where, f"output.{i}.status", item.get("status") == "completed", f"a final item is completed, got {item.get('status')!r}")
         if item.get("type") == "function_call":
-            r.expect(where, f"output.{i}.arguments", is_json_object(item.get("arguments")), "not a JSON object")
+            if v.get("status") == "incomplete" and i == calls[-1] and not is_json_object(item.get("arguments")):
+                # A call the output's end cut is never completed (issue 23).
+                r.expect(where, f"output.{i}.arguments", is_object_prefix(item.get("arguments")), "a cut call's arguments are not an object's beginning")
+            else:
+                r.expect(where, f"output.{i}.arguments", is_json_object(item.get("arguments")), "not a JSON object")
             r.expect(where, f"output.{i}.call_id", bool(item.get("call_id")), "empty call_id")
     if resp is not None:
         try:
