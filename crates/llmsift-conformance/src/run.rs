@@ -76,8 +76,15 @@ pub fn stream_chunks(text: &str, bytes_per_delta: Option<usize>) -> Vec<&str> {
 /// a value, then the call's real close) is never taken for it. Where the
 /// decoded prefix is not a prefix of the text (a decoder that rewrites
 /// joins), the rest goes in one push.
-fn push_at_added_tokens(p: &mut llmsift_core::Parser, v: &TokenizerView, text: &str, ids: &[u32], d: &mut Delta) {
-    let added: std::collections::HashSet<u32> = v.inner().get_added_tokens_decoder().keys().copied().collect();
+fn push_at_added_tokens(
+    p: &mut llmsift_core::Parser,
+    v: &TokenizerView,
+    text: &str,
+    ids: &[u32],
+    d: &mut Delta,
+) {
+    let added: std::collections::HashSet<u32> =
+        v.inner().get_added_tokens_decoder().keys().copied().collect();
     let (mut at, mut from) = (0usize, 0usize);
     for k in 0..ids.len() {
         if !added.contains(&ids[k]) {

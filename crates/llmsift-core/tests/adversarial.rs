@@ -8,9 +8,7 @@
 //! `--release`).
 
 use llmsift_core::json::JsonScanner;
-use llmsift_core::{
-    Delta, Exceeded, Folder, Limits, Message, ParserFactory, Registry, Request, Tools,
-};
+use llmsift_core::{Delta, Exceeded, Folder, Limits, Message, ParserFactory, Registry, Request, Tools};
 use std::sync::Arc;
 
 fn full() -> bool {

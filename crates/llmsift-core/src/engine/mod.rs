@@ -21,7 +21,7 @@
 //! `stream` (push, finish), `lex` (the lexer loop), `kernel` (text per
 //! state mode), `routing` (transitions, header routes, enter and exit),
 //! `calls` (begin, commit, end), `params` (XML parameters), `cut` (what the
-//! output's end cuts), `ledger` (what the lexer consumed, for byte
+//! output's end cuts), `ledger` and `noting` (what the lexer consumed, for byte
 //! accounting), and the argument kernels (`args`, `envelope`,
 //! `relaxed`, `xmlargs`, `pycalls`, …).
 
@@ -36,6 +36,7 @@ mod hold;
 mod kernel;
 mod ledger;
 mod lex;
+mod noting;
 mod params;
 mod policy;
 mod prime;

@@ -137,7 +137,8 @@ impl Engine {
             let closer = self.held_closer(&held);
             self.lex(&held[..closer], true, out);
             let rest = &held[closer..];
-            let keep = self.fmt.states[self.state as usize].find_candidate(rest.as_bytes()).unwrap_or(rest.len());
+            let keep =
+                self.fmt.states[self.state as usize].find_candidate(rest.as_bytes()).unwrap_or(rest.len());
             self.lex(&rest[..keep], true, out);
         } else {
             self.lex(&held, true, out);

@@ -607,7 +607,8 @@ impl Format {
                     // Not declared, but an added token of this vocabulary:
                     // the model writes it as one id, so its spelling in
                     // ordinary tokens (inside a value) is text.
-                    let ids: Vec<Option<u32>> = t.spellings.iter().map(|sp| vocab.added_token_id(sp)).collect();
+                    let ids: Vec<Option<u32>> =
+                        t.spellings.iter().map(|sp| vocab.added_token_id(sp)).collect();
                     if ids.iter().any(Option::is_none) {
                         continue;
                     }

@@ -26,7 +26,9 @@ pub mod terminals;
 pub mod vllm;
 
 pub use alias::{AliasOverlay, CallsOverlay, VllmOverlay};
-pub use calls::{AliasSpec, CallPolicy, Entities, MarkersInStrings, MarkersInValues, SchemaRefs, Uncommitted};
+pub use calls::{
+    AliasSpec, CallPolicy, Entities, MarkersInStrings, MarkersInValues, SchemaRefs, Uncommitted,
+};
 pub use states::{
     ArgsSpec, BareValuesSpec, EnvelopeSpec, ForceContentSpec, HeaderSpec, Kernel, ModeSpec, NameSpec,
     NameStyleSpec, ParamSpec, PromptSpec, PythonicSpec, ReadingSpec, RelaxedSpec, RouteSpec, SimpleMode,
