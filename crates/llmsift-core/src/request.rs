@@ -104,7 +104,7 @@ pub struct Request {
     /// its raw text as content, streamed and one-shot alike: an agent never
     /// sees a call it must not execute. By default a cut call stays a call
     /// whose arguments are exactly what was written (an incomplete JSON
-    /// prefix, never completed) and [`Parser::cut_call`] reports it; under
+    /// prefix, never completed) and [`Parser::cut_call`](crate::Parser::cut_call) reports it; under
     /// `vllm_text_loss` it is completed as vLLM completes it. This setting
     /// wins over `vllm_text_loss` for cut calls (`docs/deviations.md`).
     pub atomic_calls: bool,
