@@ -186,6 +186,20 @@ fn stop_id_len(model: &Model, view: &TokenizerView, req: Option<&Value>, c: &Val
     usize::from(stopped && !flag("include_stop_str_in_output"))
 }
 
+/// Whether a chat derender skips special tokens. Under the vLLM-compatible
+/// settings, as vLLM's derender tier decides it (`_decode_params` with
+/// `preserve_special`): a model with a parser keeps them, whatever the
+/// request's `skip_special_tokens` and the pair's `adjust_request` rules
+/// say, so its markers reach the parser (vLLM's serving path, and Sift's
+/// other routes, apply those rules and can strip a call's markers). Its
+/// exception, a Mistral-mode tokenizer, never applies: Sift's tokenizers
+/// are Hugging Face ones. By default, the request's and the pair's rules,
+/// as on every route.
+fn skips_special(model: &Model, req: &CheckedRequest) -> bool {
+    let parser = model.parsers.0.is_some() || model.parsers.1.is_some();
+    !(model.opts.vllm_text_loss && parser) && req.skips_special_tokens(&model.factory)
+}
+
 /// The ids the parser sees: with `skip`, special tokens removed (as the text).
 fn kept(view: &TokenizerView, skip: bool, ids: &[u32]) -> Vec<u32> {
     ids.iter().copied().filter(|&i| !(skip && view.is_special(i))).collect()
@@ -196,7 +210,7 @@ fn chat_whole(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let (model, view) = model_of(s, b)?;
     let req = chat_request(&model, &view, b, true)?;
     let g = field(b, "generate_response")?;
-    let skip = req.skips_special_tokens(&model.factory);
+    let skip = skips_special(&model, &req);
     let (mut outs, mut stop_ids) = (vec![], 0);
     for (i, c) in choices(g, "generate_response")?.iter().enumerate() {
         let at = format!("generate_response.choices[{i}]");
@@ -366,7 +380,7 @@ fn chat_chunk(s: &AppState, b: &Map<String, Value>) -> Result<Value, ApiError> {
     let (index, mut ids, finish, choice) = chunk_choice(g)?;
     let stop = stop_id_len(&model, &view, b.get("chat_request"), choice, &ids);
     ids.truncate(ids.len() - stop);
-    let skip = req.skips_special_tokens(&model.factory);
+    let skip = skips_special(&model, &req);
     let bind = binding(&model, g, b, "chat_request");
     let key = &s.0.state_key;
     let (mut proc, mut detok, mut role_sent, created) = match carry {
