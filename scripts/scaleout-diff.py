@@ -19,7 +19,12 @@ configured model (`vllm_compat = true`), then, per case:
   arguments, finish reason);
 - render (`--render`): every chat template under `.assets/templates` with
   the Qwen3 tokenizer, over a few conversations; Sift's `token_ids` against
-  vLLM's (the template sent as the request's `chat_template`).
+  vLLM's (the template sent as the request's `chat_template`), both with the
+  same `--chat-template-content-format` (vLLM's default `auto` unless
+  `--content-format` says otherwise; Sift's `chat_template_content_format`).
+  With `--write`, vLLM's answers go to
+  `crates/llmsift-cli/tests/data/scaleout-vllm-render.jsonl`, which
+  `cargo test -p llmsift-cli --test render_vllm` checks against Sift.
 
 `--write` writes vLLM's answers as labelled cases
 (`crates/llmsift-cli/tests/data/scaleout-vllm/*.jsonl`), which
@@ -397,7 +402,7 @@ def render_all(sift_bin, port, content_format=None):
     models = {}
     for path in templates:
         models["tpl-" + os.path.basename(path)[:-6]] = path
-    sift = start_sift_templates(sift_bin, models)
+    sift = start_sift_templates(sift_bin, models, content_format or "auto")
     vllm, err = start_vllm("render", None, None, "qwen3", port, trust_template=True, content_format=content_format)
     if vllm is None:
         sift.proc.kill()
@@ -413,6 +418,8 @@ def render_all(sift_bin, port, content_format=None):
                 s_st, s = sift.post("/v1/chat/completions/render", body)
                 v_st, v = vllm.post("/v1/chat/completions/render", {**conv, "model": "render", "chat_template": text})
                 row = {"template": name, "conversation": k, "sift_status": s_st, "vllm_status": v_st}
+                if v_st == 200:
+                    row["vllm_ids"] = v["token_ids"]
                 if s_st == 200 and v_st == 200:
                     row["same"] = s["token_ids"] == v["token_ids"]
                     if not row["same"]:
@@ -429,7 +436,26 @@ def render_all(sift_bin, port, content_format=None):
     return rows
 
 
-def start_sift_templates(binary, models):
+def write_render_cases(rows, content_format):
+    """vLLM's renders as labelled cases: the conversations, then per template and conversation
+    vLLM's token ids (or its refusal)."""
+    path = os.path.join(os.path.dirname(OUT), "scaleout-vllm-render.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"content_format": content_format, "tokenizer": "qwen3",
+                            # As sent: with tools, `tool_choice: none` (see render_all).
+                            "conversations": [{**c, "tool_choice": "none"} if "tools" in c else c
+                                              for c in CONVERSATIONS]}, ensure_ascii=False) + "\n")
+        for r in rows:
+            case = {"template": r["template"][len("tpl-"):] + ".jinja", "conversation": r["conversation"]}
+            if r["vllm_status"] == 200:
+                case["token_ids"] = r["vllm_ids"]
+            else:
+                case["vllm_refuses"] = r["vllm_error"]
+            f.write(json.dumps(case, ensure_ascii=False) + "\n")
+    print(f"wrote {path}")
+
+
+def start_sift_templates(binary, models, content_format):
     cfg = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
     cfg.write(f'host = "127.0.0.1"\nport = 0\nstate_key = "{KEY}"\n')
     d = tok_dir("qwen3")
@@ -442,7 +468,8 @@ def start_sift_templates(binary, models):
         with open(conf, "w", encoding="utf-8") as f:
             json.dump({**base, "chat_template": open(path, encoding="utf-8").read()}, f, ensure_ascii=False)
         cfg.write(f'\n[[models]]\nserved_model_name = "{name}"\nbackend = "completions"\n'
-                  f'backend_url = "http://127.0.0.1:9"\ntokenizer = "{d}/tokenizer.json"\nchat_template = "{conf}"\n')
+                  f'backend_url = "http://127.0.0.1:9"\ntokenizer = "{d}/tokenizer.json"\nchat_template = "{conf}"\n'
+                  f'chat_template_content_format = "{content_format}"\n')
     cfg.close()
     p = subprocess.Popen([binary, "serve", "--config", cfg.name], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -486,6 +513,8 @@ def main():
             if not r.get("same"):
                 print("  ", r["template"], r["conversation"], r["sift_status"], r["vllm_status"],
                       (r.get("sift_error") or r.get("vllm_error") or "token ids differ")[:200])
+        if a.write:
+            write_render_cases(rows, a.content_format or "auto")
         return
     by_pair = load_cases(set(a.pairs or []), a.tokenizers, a.limit)
     rows = vllm_answers(by_pair, a.sizes, a.port)

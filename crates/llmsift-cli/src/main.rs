@@ -55,6 +55,9 @@ enum Cmd {
         /// Render the last message as is, without a generation prompt.
         #[arg(long)]
         no_generation_prompt: bool,
+        /// Each message's content as vLLM gives it: string, openai (a list of text parts) or auto (detected on the template). Default: as the request has it.
+        #[arg(long, value_name = "FORMAT")]
+        chat_template_content_format: Option<llmsift_templates::ContentFormatOption>,
     },
     /// Render an assistant turn (reasoning + two tool calls) through the
     /// model's own template, parse it back, and report whether it survives.
@@ -190,8 +193,8 @@ fn run() -> Result<()> {
             Ok(())
         }
         Cmd::Parse(a) => parse(*a),
-        Cmd::Render { template, request, no_generation_prompt } => {
-            let set = load_templates(&template)?;
+        Cmd::Render { template, request, no_generation_prompt, chat_template_content_format } => {
+            let set = load_templates(&template)?.with_content_format(chat_template_content_format);
             let text = std::fs::read_to_string(&request)
                 .with_context(|| format!("reading {}", request.display()))?;
             let req: Value =

@@ -3,6 +3,7 @@
 //! vLLM counterpart, or says it is Sift's own.
 
 use anyhow::{Context, Result};
+use llmsift_serve::config::ContentFormatOption;
 use llmsift_serve::{BackendKind, Config, ModelConfig};
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,6 +49,9 @@ pub struct ServeArgs {
     /// Answer as vLLM does where Sift's answer differs (docs/deviations.md: text vLLM drops, one-shot decisions on the whole output), for every served model; per model: `vllm_compat` in --config. [Sift only]
     #[arg(long)]
     pub vllm_compat: bool,
+    /// What the chat template gets as each message's content: string, openai (a list of text parts) or auto (detected on the template, as vLLM does), for every served model; per model: `chat_template_content_format` in --config. Default: auto with --vllm-compat, else the content as the request sends it. [vLLM: --chat-template-content-format]
+    #[arg(long, value_name = "FORMAT")]
+    pub chat_template_content_format: Option<ContentFormatOption>,
     /// Emit each tool call only once it closes, a call cut by the end of the output as content (docs/serve.md), for every served model; per model: `atomic_calls` in --config; per request: `atomic_calls`. [Sift only]
     #[arg(long)]
     pub atomic_calls: bool,
@@ -143,6 +147,7 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
             grammar_reasoning_chars: None,
             stream_interval: None,
             vllm_compat: false,
+            chat_template_content_format: None,
             atomic_calls: false,
         });
     }
@@ -151,6 +156,9 @@ pub fn config(a: &ServeArgs) -> Result<Config> {
     }
     if a.atomic_calls {
         c.models.iter_mut().for_each(|m| m.atomic_calls = true);
+    }
+    if let Some(f) = a.chat_template_content_format {
+        c.models.iter_mut().for_each(|m| m.chat_template_content_format = Some(f));
     }
     Ok(c)
 }

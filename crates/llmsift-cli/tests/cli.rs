@@ -161,3 +161,43 @@ fn serve_prints_its_url_and_logs_what_rust_log_asks() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn render_gives_the_content_format_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("t.jinja");
+    // Loops over a message's content: vLLM's `auto` detects `openai`.
+    std::fs::write(
+        &template,
+        "{% for m in messages %}{% if m.content is string %}{{ m.content }}\
+         {% else %}{% for p in m.content %}[{{ p.text }}]{% endfor %}{% endif %};{% endfor %}",
+    )
+    .unwrap();
+    let request = dir.path().join("r.json");
+    std::fs::write(&request, r#"{"messages": [{"role": "user", "content": "hi"}]}"#).unwrap();
+    let render = |format: Option<&str>| {
+        let mut c = sift();
+        c.arg("render").arg("--template").arg(&template).arg(&request);
+        if let Some(f) = format {
+            c.args(["--chat-template-content-format", f]);
+        }
+        let out = run(&mut c);
+        assert!(out.status.success(), "{format:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    assert_eq!(render(None), "hi;");
+    assert_eq!(render(Some("string")), "hi;");
+    assert_eq!(render(Some("openai")), "[hi];");
+    assert_eq!(render(Some("auto")), "[hi];");
+    let out = run(sift()
+        .arg("render")
+        .arg("--template")
+        .arg(&template)
+        .arg(&request)
+        .args(["--chat-template-content-format", "parts"]));
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("auto, string, openai"),
+        "{}",
+        text(&out.stderr)
+    );
+}

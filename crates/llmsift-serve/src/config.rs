@@ -12,6 +12,7 @@
 //! backend.
 
 use crate::error::ServeError;
+pub use llmsift_templates::ContentFormatOption;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -98,6 +99,13 @@ pub struct ModelConfig {
     /// (`vllm_text_loss`), and one-shot decisions vLLM makes on the whole
     /// output are made on it (`vllm_one_shot`: such formats hold the output).
     pub vllm_compat: bool,
+    /// What the chat template is given as each message's content (vLLM's
+    /// `--chat-template-content-format`): `string` (text parts joined with
+    /// a newline), `openai` (a list of `{"type": "text", "text": …}` parts)
+    /// or `auto` (vLLM's detection on the template, done once at load).
+    /// Unset: `auto` with `vllm_compat`, else the messages as the request
+    /// has them (transformers' `apply_chat_template`).
+    pub chat_template_content_format: Option<ContentFormatOption>,
     /// Tokens per streamed delta at least (vLLM's `--stream-interval`): the
     /// gateway holds a choice's output until this many tokens arrived since
     /// its last delta (the first and last are never held); a request's
@@ -251,6 +259,12 @@ impl ModelConfig {
     /// The `tokenizer.json` to use, when there is one.
     pub fn tokenizer_path(&self) -> Option<PathBuf> {
         self.tokenizer.clone().or_else(|| self.model_dir.as_ref().map(|d| d.join("tokenizer.json")))
+    }
+
+    /// The content format the chat template is rendered with (see
+    /// [`ModelConfig::chat_template_content_format`]; `None`: as given).
+    pub fn content_format(&self) -> Option<ContentFormatOption> {
+        self.chat_template_content_format.or(self.vllm_compat.then_some(ContentFormatOption::Auto))
     }
 
     /// The template source (a `.jinja` or a `tokenizer_config.json`), when there is one.

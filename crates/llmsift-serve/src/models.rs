@@ -161,8 +161,11 @@ fn build(
         Some(v) => factory.bind(v).map_err(|e| model_err(m, e.to_string()))?,
         None => factory,
     };
+    // The content format is settled here, once per template (`auto`: detected now).
     let templates = match &template_path {
-        Some(p) => Some(load_templates(p).map_err(|e| model_err(m, e))?),
+        Some(p) => {
+            Some(load_templates(p).map_err(|e| model_err(m, e))?.with_content_format(m.content_format()))
+        }
         None => None,
     };
     let needs_tokens = !matches!(kind, BackendKind::Chat);

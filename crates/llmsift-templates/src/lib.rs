@@ -33,6 +33,8 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+mod content;
+mod detect;
 mod env;
 mod error;
 mod markup;
@@ -46,6 +48,7 @@ use std::path::Path;
 use minijinja::value::{Serde, Value};
 use serde_json::Value as Json;
 
+pub use content::{ContentFormat, ContentFormatOption};
 pub use error::TemplateError;
 pub use request::{normalize_messages, RenderRequest};
 pub use time::DateTime;
@@ -61,12 +64,21 @@ pub const TOOL_USE_TEMPLATE: &str = "tool_use";
 pub const SPECIAL_TOKENS: [&str; 7] =
     ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"];
 
+/// What vLLM 0.34's `--chat-template-content-format auto` resolves to for a
+/// template source (its `_detect_content_format`; `string` for a source
+/// that does not parse). See [`ChatTemplate::detected_content_format`].
+pub fn detect_content_format(source: &str) -> ContentFormat {
+    detect::detect(source)
+}
+
 /// One compiled chat template with the special tokens it is rendered with.
 #[derive(Debug)]
 pub struct ChatTemplate {
     source: String,
     compiled: env::Compiled,
     special_tokens: BTreeMap<String, String>,
+    /// `None`: messages as given (transformers); settled once, at load.
+    content_format: Option<ContentFormat>,
 }
 
 impl ChatTemplate {
@@ -74,7 +86,7 @@ impl ChatTemplate {
     pub fn new(source: impl Into<String>) -> Result<ChatTemplate, TemplateError> {
         let source = source.into();
         let compiled = env::Compiled::new(&source)?;
-        Ok(ChatTemplate { source, compiled, special_tokens: BTreeMap::new() })
+        Ok(ChatTemplate { source, compiled, special_tokens: BTreeMap::new(), content_format: None })
     }
 
     /// Reads and compiles a bare template file (`chat_template.jinja`).
@@ -103,6 +115,31 @@ impl ChatTemplate {
         self.special_tokens.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
+    /// What vLLM's `--chat-template-content-format auto` resolves to for
+    /// this template (its `_detect_content_format`, on minijinja's AST: see
+    /// the crate README). Parses the source each call: settle it once, with
+    /// [`ChatTemplate::with_content_format`].
+    pub fn detected_content_format(&self) -> ContentFormat {
+        detect::detect(&self.source)
+    }
+
+    /// Sets the form each message's content is rendered in: `None` gives
+    /// the messages as the request has them (transformers, the default);
+    /// `auto` is resolved now, by [`ChatTemplate::detected_content_format`].
+    pub fn with_content_format(mut self, option: Option<ContentFormatOption>) -> ChatTemplate {
+        self.content_format = option.map(|o| match o {
+            ContentFormatOption::Auto => self.detected_content_format(),
+            ContentFormatOption::String => ContentFormat::String,
+            ContentFormatOption::Openai => ContentFormat::Openai,
+        });
+        self
+    }
+
+    /// The content form messages are rendered in (`None`: as given).
+    pub fn content_format(&self) -> Option<ContentFormat> {
+        self.content_format
+    }
+
     /// The template source as given.
     pub fn source(&self) -> &str {
         &self.source
@@ -122,7 +159,10 @@ impl ChatTemplate {
     /// The request's `template_name` is not looked at (see [`TemplateSet`]).
     pub fn render(&self, request: &RenderRequest) -> Result<String, TemplateError> {
         request.check_kwargs()?;
-        let messages = normalize_messages(&request.messages)?;
+        let messages = match self.content_format {
+            Some(format) => normalize_messages(&content::apply(&request.messages, format)?)?,
+            None => normalize_messages(&request.messages)?,
+        };
         let mut vars: BTreeMap<String, Value> =
             self.special_tokens.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
         for (name, value) in &request.kwargs {
@@ -207,6 +247,17 @@ impl TemplateSet {
             }
             Some(_) => Err(TemplateError::Config("chat_template is neither a string nor a list".into())),
         }
+    }
+
+    /// Sets every template's content form ([`ChatTemplate::with_content_format`]:
+    /// `auto` is detected per template, now).
+    pub fn with_content_format(self, option: Option<ContentFormatOption>) -> TemplateSet {
+        let templates = self
+            .templates
+            .into_iter()
+            .map(|(name, t)| (name, t.map(|t| t.with_content_format(option))))
+            .collect();
+        TemplateSet { templates, ..self }
     }
 
     /// The template names, in configuration order.
