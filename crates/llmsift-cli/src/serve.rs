@@ -179,6 +179,8 @@ fn init_logging() {
 
 /// Runs `sift serve` until SIGINT/SIGTERM.
 pub fn run(a: &ServeArgs) -> Result<()> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    one_malloc_arena();
     init_logging();
     let c = config(a)?;
     let names: Vec<String> = c.models.iter().map(|m| m.name().to_string()).collect();
@@ -204,4 +206,32 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     .context("sift serve")?;
     tracing::info!("shut down");
     Ok(())
+}
+
+/// Restarts this process (the same pid, arguments and descriptors: `exec`)
+/// with `MALLOC_ARENA_MAX=1` unless the environment already sets it.
+///
+/// glibc gives each thread that allocates an arena of its own and keeps
+/// the freed pages of each resident, so a stream's buffers, allocated on
+/// one runtime worker and freed on another, leave pages behind in several
+/// arenas: the load test measured 36 KiB of resident memory per open
+/// stream with glibc's default, 17–19 KiB with two arenas and 8.6 KiB with
+/// one, at the same CPU per token (`docs/benchmarks.md`, issue #21 point
+/// 7). glibc reads the variable when it first allocates, before `main`, so
+/// it cannot be set from inside; a failed `exec` (say the binary was
+/// replaced on disk) leaves the process running as it is.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn one_malloc_arena() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut args = std::env::args_os();
+    let mut cmd = std::process::Command::new(exe);
+    if let Some(arg0) = args.next() {
+        cmd.arg0(arg0);
+    }
+    // Only returns on failure.
+    let _ = cmd.args(args).env("MALLOC_ARENA_MAX", "1").exec();
 }
