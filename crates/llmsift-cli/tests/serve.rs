@@ -48,7 +48,19 @@ impl Drop for Proc {
 
 /// Starts a binary and waits (bounded) for its `listening on http://ADDR` line.
 fn spawn(bin: &str, args: &[String]) -> Proc {
-    let mut child = Command::new(bin)
+    spawn_with(bin, args, &[])
+}
+
+/// `spawn` with environment variables set (`None`: removed).
+fn spawn_with(bin: &str, args: &[String], env: &[(&str, Option<&str>)]) -> Proc {
+    let mut cmd = Command::new(bin);
+    for (k, v) in env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -499,4 +511,27 @@ fn atomic_calls_per_model_and_per_request() {
     // The request's own `false` wins over the model's `true`.
     let c = one_shot("qwen3-atomic", n, Some(false));
     assert_eq!(c["message"]["tool_calls"][0]["function"]["arguments"], args);
+}
+
+/// The gateway runs with one malloc arena (glibc's per-thread arenas kept
+/// ~36 KiB resident per open stream; docs/benchmarks.md): it restarts itself
+/// with `MALLOC_ARENA_MAX=1`, the same pid, unless the variable is set.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_gateway_runs_with_one_malloc_arena_unless_told_otherwise() {
+    let arenas = |p: &Proc| {
+        let env = std::fs::read(format!("/proc/{}/environ", p.child.id())).unwrap();
+        env.split(|&b| b == 0).find_map(|kv| {
+            kv.strip_prefix(b"MALLOC_ARENA_MAX=").map(|v| String::from_utf8_lossy(v).into_owned())
+        })
+    };
+    let args = ["serve", "--demo", "--port", "0"].map(String::from);
+    let bin = env!("CARGO_BIN_EXE_sift");
+    let p = spawn_with(bin, &args, &[("MALLOC_ARENA_MAX", None)]);
+    assert_eq!(arenas(&p).as_deref(), Some("1"));
+    // Still serving after the restart, on the address it printed.
+    let r = client().get(format!("http://{}/health", p.addr)).send().unwrap();
+    assert!(r.status().is_success());
+    let p = spawn_with(bin, &args, &[("MALLOC_ARENA_MAX", Some("3"))]);
+    assert_eq!(arenas(&p).as_deref(), Some("3"));
 }
