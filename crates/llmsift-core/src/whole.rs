@@ -5,8 +5,9 @@
 //! `in` and whole-text regexes, and some of their answers hang on text that
 //! comes last: a reasoning start marker written again in the answer drops
 //! everything before it; reasoning whose end marker never comes is content;
-//! a call list followed by text, or a call whose JSON string holds the
-//! closing marker, makes the whole output content. vLLM's own stream
+//! a call list followed by text, a call whose JSON string holds the
+//! closing marker, or a call block a strict parser rejects (cut, or its
+//! tags unbalanced), makes the whole output content. vLLM's own stream
 //! answers otherwise, so Sift's default streams the stream's reading. With
 //! `vllm_one_shot`, a parser for such a format buffers the output and, at
 //! its end, decides as vLLM's one-shot parser does and runs the ordinary
