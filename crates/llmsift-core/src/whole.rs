@@ -233,8 +233,10 @@ impl Whole {
         let seen = p.seen();
         // A strict parser rejects the block even when it yields no call
         // (an opener alone stays content as written).
-        let strict_off =
-            rules.strict_block.as_ref().is_some_and(|s| strict_fails(&text[from..], s, d.tool_calls.is_empty()));
+        let strict_off = rules
+            .strict_block
+            .as_ref()
+            .is_some_and(|s| strict_fails(&text[from..], s, d.tool_calls.is_empty()));
         let calls_off = strict_off
             || (!d.tool_calls.is_empty()
                 && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
@@ -329,7 +331,8 @@ fn strip_join(content: &str, k: usize, remove: &[String]) -> String {
 /// Text-level, as vLLM's `find` and `count` are, so a marker spelled inside
 /// a value counts as vLLM counts it.
 fn strict_fails(text: &str, s: &StrictBlock, no_calls: bool) -> bool {
-    let Some((a, len)) = s.open.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| (i, sp.len()))).min() else {
+    let Some((a, len)) = s.open.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| (i, sp.len()))).min()
+    else {
         return false;
     };
     let body = a + len;
