@@ -5,8 +5,9 @@
 //! `in` and whole-text regexes, and some of their answers hang on text that
 //! comes last: a reasoning start marker written again in the answer drops
 //! everything before it; reasoning whose end marker never comes is content;
-//! a call list followed by text, or a call whose JSON string holds the
-//! closing marker, makes the whole output content. vLLM's own stream
+//! a call list followed by text, a call whose JSON string holds the
+//! closing marker, or a call block a strict parser rejects (cut, or its
+//! tags unbalanced), makes the whole output content. vLLM's own stream
 //! answers otherwise, so Sift's default streams the stream's reading. With
 //! `vllm_one_shot`, a parser for such a format buffers the output and, at
 //! its end, decides as vLLM's one-shot parser does and runs the ordinary
@@ -27,6 +28,7 @@ use crate::account::Accountant;
 use crate::engine::{
     Answer, Class, Policy, Spans, Text, SEEN_DROPPED_TEXT, SEEN_STRING_MARKER, SEEN_TEXT_AFTER_CALL,
 };
+use crate::format::compiled::StrictBlock;
 use crate::format::StateId;
 use crate::limits::{LimitState, Limits};
 use crate::message::{Delta, Message};
@@ -229,10 +231,17 @@ impl Whole {
             }
         }
         let seen = p.seen();
-        let calls_off = !d.tool_calls.is_empty()
-            && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
-                || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
-                || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
+        // A strict parser rejects the block even when it yields no call
+        // (an opener alone stays content as written).
+        let strict_off = rules
+            .strict_block
+            .as_ref()
+            .is_some_and(|s| strict_fails(&text[from..], s, d.tool_calls.is_empty()));
+        let calls_off = strict_off
+            || (!d.tool_calls.is_empty()
+                && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
+                    || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
+                    || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0))));
         if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
@@ -313,6 +322,26 @@ fn strip_join(content: &str, k: usize, remove: &[String]) -> String {
     }
     let parts = [content[..k].trim(), after.trim()];
     parts.iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n")
+}
+
+/// Whether vLLM's strict reading of the first call block fails
+/// (`strict_block`, HY-V4's `_extract_tool_calls_strict`): the output opens
+/// a block and the first closer anywhere does not follow the opener, or a
+/// pair of markers inside the block is unbalanced, or no call was read.
+/// Text-level, as vLLM's `find` and `count` are, so a marker spelled inside
+/// a value counts as vLLM counts it.
+fn strict_fails(text: &str, s: &StrictBlock, no_calls: bool) -> bool {
+    let Some((a, len)) = s.open.iter().filter_map(|sp| text.find(sp.as_str()).map(|i| (i, sp.len()))).min()
+    else {
+        return false;
+    };
+    let body = a + len;
+    let block = match first_in(text, &s.close) {
+        Some(e) if e >= body => &text[body..e],
+        _ => return true,
+    };
+    let count = |sps: &[String]| sps.iter().map(|sp| block.matches(sp.as_str()).count()).sum::<usize>();
+    no_calls || s.balanced.iter().any(|(o, c)| count(o) != count(c))
 }
 
 /// Where the first spelling of any of `sps` is in `text`.

@@ -476,10 +476,20 @@ pub(crate) struct OneShot {
     pub between_calls_lost: bool,
     /// `later_blocks_lost`: `end`'s and `open`'s spellings.
     pub later_blocks_lost: Option<(Vec<String>, Vec<String>)>,
+    /// `strict_block`, compiled.
+    pub strict_block: Option<StrictBlock>,
     /// `outside_lost`: the resuming terminal's spellings.
     pub outside_lost: Option<Vec<String>>,
     pub lone_end: Option<LoneEnd>,
     pub unfinished: Option<Unfinished>,
+}
+
+/// `strict_block`, compiled: each terminal's spellings.
+#[derive(Debug, Clone)]
+pub(crate) struct StrictBlock {
+    pub open: Vec<String>,
+    pub close: Vec<String>,
+    pub balanced: Vec<(Vec<String>, Vec<String>)>,
 }
 
 /// `unfinished`, compiled.
@@ -511,6 +521,7 @@ impl OneShot {
             || self.prompt_open_empty
             || self.between_calls_lost
             || self.later_blocks_lost.is_some()
+            || self.strict_block.is_some()
             || self.outside_lost.is_some()
             || self.lone_end.is_some()
             || self.unfinished.is_some()

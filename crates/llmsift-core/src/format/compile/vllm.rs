@@ -4,7 +4,7 @@
 //! set `vllm_text_loss` or `vllm_one_shot`.
 
 use super::builder::Builder;
-use crate::format::compiled::{LoneEnd, OneShot, Unfinished};
+use crate::format::compiled::{LoneEnd, OneShot, StrictBlock, Unfinished};
 use crate::format::spec::{AsContent, CutLost, FormatSpec, NoneCalls, ParserClass};
 use crate::FormatError;
 
@@ -98,6 +98,18 @@ pub(super) fn one_shot(
                 spellings(t, "later_blocks_lost", &l.end)?,
                 spellings(t, "later_blocks_lost", &l.open)?,
             )),
+            None => None,
+        },
+        strict_block: match tools.and_then(|t| t.vllm.one_shot.strict_block.as_ref().map(|s| (t, s))) {
+            Some((t, s)) => Some(StrictBlock {
+                open: spellings(t, "strict_block", &s.open)?,
+                close: spellings(t, "strict_block", &s.close)?,
+                balanced: s
+                    .balanced
+                    .iter()
+                    .map(|[a, b]| Ok((spellings(t, "strict_block", a)?, spellings(t, "strict_block", b)?)))
+                    .collect::<Result<Vec<_>, FormatError>>()?,
+            }),
             None => None,
         },
         outside_lost: o.outside_lost.as_deref().map(|t| spellings(r, "outside_lost", t)).transpose()?,

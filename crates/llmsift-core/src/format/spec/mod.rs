@@ -37,7 +37,7 @@ pub use states::{
 pub use terminals::TerminalSpec;
 pub use vllm::{
     AsContent, CutLost, LaterBlocksSpec, LoneEndSpec, NoneCalls, OneShotSpec, ParserClass, SplitSpec,
-    StripJoinSpec, TextLossSpec, UnfinishedSpec, UnterminatedSpec, VllmSpec,
+    StrictBlockSpec, StripJoinSpec, TextLossSpec, UnfinishedSpec, UnterminatedSpec, VllmSpec,
 };
 
 use serde::Deserialize;

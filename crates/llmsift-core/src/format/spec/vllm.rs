@@ -202,6 +202,12 @@ pub struct OneShotSpec {
     /// K3 and LFM2 read the first block).
     #[serde(default)]
     pub later_blocks_lost: Option<LaterBlocksSpec>,
+    /// Tool formats: vLLM's strict reading of the first call block (HY-V4's
+    /// `_extract_tool_calls_strict`): when the output opens a block that
+    /// never closes, whose paired markers do not balance, or that yields
+    /// no call, the whole output (after any reasoning) is content.
+    #[serde(default)]
+    pub strict_block: Option<StrictBlockSpec>,
 }
 
 /// `split = { at, to }`: the text before `at`'s first spelling reaches no
@@ -269,6 +275,22 @@ pub struct StripJoinSpec {
     /// every `<|tools_suffix|>`).
     #[serde(default)]
     pub remove_after: Vec<String>,
+}
+
+/// `strict_block = { open, close, balanced }`: the first spelling of `open`
+/// must be followed by a spelling of `close` (the first one anywhere), and
+/// between them each pair of `balanced` terminals must be spelled as many
+/// times as each other.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrictBlockSpec {
+    /// The terminal opening the call block.
+    pub open: String,
+    /// The terminal closing it.
+    pub close: String,
+    /// Pairs of terminals (opener, closer) counted inside the block.
+    #[serde(default)]
+    pub balanced: Vec<[String; 2]>,
 }
 
 /// `later_blocks_lost = { end, open }`.
