@@ -107,7 +107,11 @@ fn serve(rust_log: Option<&str>) -> Serve {
     });
     let mut before = Vec::new();
     loop {
-        let line = rx.recv_timeout(Duration::from_secs(120)).expect("sift serve said nothing for 120 s");
+        let Ok(line) = rx.recv_timeout(Duration::from_secs(120)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sift serve said nothing for 120 s");
+        };
         if let Some(rest) = line.strip_prefix("sift serve: listening on http://") {
             let addr = rest.split_whitespace().next().unwrap_or_default().to_string();
             before.push(line);

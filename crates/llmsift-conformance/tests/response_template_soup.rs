@@ -31,11 +31,8 @@ fn literals(v: &Value, out: &mut Vec<String>) {
 fn pieces(t: &str, out: &mut Vec<String>) {
     let mut rest = t;
     while !rest.is_empty() {
-        let n = if rest.starts_with('<') {
-            rest[1..]
-                .find(['<', '>'])
-                .filter(|&i| i <= 40 && rest.as_bytes()[i + 1] == b'>')
-                .map_or(1, |i| i + 2)
+        let n = if let Some(inner) = rest.strip_prefix('<') {
+            inner.find(['<', '>']).filter(|&i| i <= 40 && rest.as_bytes()[i + 1] == b'>').map_or(1, |i| i + 2)
         } else if rest.starts_with(char::is_whitespace) {
             rest.len() - rest.trim_start().len()
         } else {

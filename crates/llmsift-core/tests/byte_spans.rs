@@ -192,8 +192,8 @@ proptest! {
                     if matches!(reason, Reason::Marker | Reason::Hidden) {
                         continue;
                     }
-                    for b in s.start..s.end {
-                        prop_assert_eq!(kept[b], reason == Reason::VllmLoss,
+                    for (b, &k) in kept.iter().enumerate().take(s.end).skip(s.start) {
+                        prop_assert_eq!(k, reason == Reason::VllmLoss,
                             "pair {} byte {} of {:?} in {:?}", name, b, text, s);
                     }
                 }

@@ -262,8 +262,11 @@ fn binding(model: &Model, g: &Map<String, Value>, b: &Map<String, Value>, reques
     h.finalize().to_vec()
 }
 
+/// A generate chunk's one choice: its index, ids, finish and the choice itself.
+type ChunkChoice<'a> = (u64, Vec<u32>, Option<FinishReason>, &'a Value);
+
 /// The one choice of a generate chunk: its index, ids and finish.
-fn chunk_choice(g: &Map<String, Value>) -> Result<(u64, Vec<u32>, Option<FinishReason>, &Value), ApiError> {
+fn chunk_choice(g: &Map<String, Value>) -> Result<ChunkChoice<'_>, ApiError> {
     let list = choices(g, "generate_chunk")?;
     let [c] = list.as_slice() else {
         return Err(ApiError::bad_request(
