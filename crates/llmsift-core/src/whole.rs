@@ -159,6 +159,25 @@ impl Whole {
                 return (std::mem::take(&mut p.limits), p.cut_call());
             }
         }
+        if let Some((starts, ends)) = &rules.partition {
+            if let Some((r, c)) = partition(&text, starts, ends, first.in_reasoning()) {
+                // vLLM's one reasoning block: its text as written, the rest
+                // content read by the tool format alone.
+                if req.include_reasoning {
+                    out.push_reasoning(&r);
+                }
+                let Some(alone) = factory.alone_pick().filter(|_| pick.calls) else {
+                    return content(&c, limits, out);
+                };
+                let mut p = build(&alone, None);
+                let d = run(&mut p, &c, None);
+                if d.tool_calls.is_empty() && rules.no_call_as_written {
+                    return content(&c, limits, out);
+                }
+                out.append(&d);
+                return (std::mem::take(&mut p.limits), p.cut_call());
+            }
+        }
         let (mut p, reading) = if !rules.unterminated.is_empty()
             && !rules.unterminated.iter().any(|sp| text.contains(sp.as_str()))
         {
@@ -229,10 +248,15 @@ impl Whole {
             }
         }
         let seen = p.seen();
-        let calls_off = !d.tool_calls.is_empty()
-            && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
-                || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
-                || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
+        // A legacy pair whose tool parser called no tool answers the
+        // reasoning parser's content: the tool markup as written.
+        let no_call = rules.no_call_as_written && pick.calls && d.tool_calls.is_empty();
+        let calls_off = no_call
+            || rules.unclosed_block.as_ref().is_some_and(|(opens, closes)| unclosed(&text[from..], opens, closes))
+            || !d.tool_calls.is_empty()
+                && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
+                    || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
+                    || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
         if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
@@ -313,6 +337,34 @@ fn strip_join(content: &str, k: usize, remove: &[String]) -> String {
     }
     let parts = [content[..k].trim(), after.trim()];
     parts.iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("\n")
+}
+
+/// vLLM's `partition`-based reasoning split (`partition = { start, end }`),
+/// when it differs from the grammar's: the reasoning and the content, both
+/// as written. `None` when the grammar's reading is vLLM's (no start
+/// marker, and no end marker opening an output outside reasoning).
+fn partition(text: &str, starts: &[String], ends: &[String], in_reasoning: bool) -> Option<(String, String)> {
+    let first_of = |t: &str, sps: &[String]| {
+        sps.iter().filter_map(|sp| t.find(sp.as_str()).map(|i| (i, i + sp.len()))).min()
+    };
+    if !in_reasoning {
+        if let Some(sp) = ends.iter().find(|sp| text.starts_with(sp.as_str())) {
+            // A stray closer opening the output is dropped; the rest, markers and all, is content.
+            return Some((String::new(), text[sp.len()..].to_string()));
+        }
+    }
+    let (s, after) = first_of(text, starts)?;
+    let rest = &text[after..];
+    Some(match first_of(rest, ends) {
+        Some((e, past)) => (rest[..e].to_string(), format!("{}{}", &text[..s], &rest[past..])),
+        None => (rest.to_string(), text[..s].to_string()),
+    })
+}
+
+/// Whether `text` spells a block opener (`opens`) with no closer
+/// (`closes`) after its first spelling (`unclosed_block`).
+fn unclosed(text: &str, opens: &[String], closes: &[String]) -> bool {
+    first_in(text, opens).is_some_and(|i| first_in(&text[i..], closes).is_none())
 }
 
 /// Where the first spelling of any of `sps` is in `text`.
