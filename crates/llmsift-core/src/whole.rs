@@ -131,7 +131,12 @@ impl Whole {
             // vLLM reads nothing after the message the prompt opened.
             return (LimitState::new(limits), None);
         }
+        // The output as written, when a rule below reads less of it.
+        let mut written = None;
         if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| loss) {
+            if rules.first_block.is_some() {
+                written = Some(text.clone());
+            }
             if drop_later_blocks(&mut text, ends, opens) {
                 ids = None;
                 exact = false;
@@ -251,12 +256,21 @@ impl Whole {
         // A legacy pair whose tool parser called no tool answers the
         // reasoning parser's content: the tool markup as written.
         let no_call = rules.no_call_as_written && pick.calls && d.tool_calls.is_empty();
+        // No closed first block, or one that is not all calls: vLLM reads no call.
+        let no_block = rules.first_block.as_ref().is_some_and(|(opens, closes)| {
+            first_in(&text[from..], opens).is_some()
+                && (d.tool_calls.is_empty() || unclosed(&text[from..], opens, closes))
+        });
         let calls_off = no_call
-            || rules.unclosed_block.as_ref().is_some_and(|(opens, closes)| unclosed(&text[from..], opens, closes))
+            || no_block
             || !d.tool_calls.is_empty()
                 && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
                     || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
                     || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
+        if let Some(w) = written.take().filter(|_| no_block) {
+            // The answer is the output as written, later blocks included.
+            text = w;
+        }
         if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
@@ -362,7 +376,7 @@ fn partition(text: &str, starts: &[String], ends: &[String], in_reasoning: bool)
 }
 
 /// Whether `text` spells a block opener (`opens`) with no closer
-/// (`closes`) after its first spelling (`unclosed_block`).
+/// (`closes`) after its first spelling (`first_block`: vLLM finds no block).
 fn unclosed(text: &str, opens: &[String], closes: &[String]) -> bool {
     first_in(text, opens).is_some_and(|i| first_in(&text[i..], closes).is_none())
 }

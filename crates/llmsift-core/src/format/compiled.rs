@@ -484,8 +484,8 @@ pub(crate) struct OneShot {
     pub partition: Option<(Vec<String>, Vec<String>)>,
     /// `no_call_as_written`.
     pub no_call_as_written: bool,
-    /// `unclosed_block`: `open`'s and `close`'s spellings.
-    pub unclosed_block: Option<(Vec<String>, Vec<String>)>,
+    /// `first_block`: `open`'s and `close`'s spellings.
+    pub first_block: Option<(Vec<String>, Vec<String>)>,
 }
 
 /// `unfinished`, compiled.
@@ -522,7 +522,7 @@ impl OneShot {
             || self.unfinished.is_some()
             || self.partition.is_some()
             || self.no_call_as_written
-            || self.unclosed_block.is_some()
+            || self.first_block.is_some()
     }
 }
 

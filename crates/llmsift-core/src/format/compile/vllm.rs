@@ -114,9 +114,9 @@ pub(super) fn one_shot(
             None => None,
         },
         no_call_as_written: o.no_call_as_written,
-        unclosed_block: match tools.and_then(|t| t.vllm.one_shot.unclosed_block.as_ref().map(|b| (t, b))) {
+        first_block: match tools.and_then(|t| t.vllm.one_shot.first_block.as_ref().map(|b| (t, b))) {
             Some((t, b)) => {
-                Some((spellings(t, "unclosed_block", &b.open)?, spellings(t, "unclosed_block", &b.close)?))
+                Some((spellings(t, "first_block", &b.open)?, spellings(t, "first_block", &b.close)?))
             }
             None => None,
         },

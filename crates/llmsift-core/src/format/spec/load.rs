@@ -70,7 +70,7 @@ fn check_kind(spec: &FormatSpec) -> Result<(), FormatError> {
         ("vllm.one_shot", "strip_join", o.strip_join.is_some()),
         ("vllm.one_shot", "between_calls_lost", o.between_calls_lost),
         ("vllm.one_shot", "later_blocks_lost", o.later_blocks_lost.is_some()),
-        ("vllm.one_shot", "unclosed_block", o.unclosed_block.is_some()),
+        ("vllm.one_shot", "first_block", o.first_block.is_some()),
     ];
     let (wrong, why): (&[(&str, &str, bool)], _) = match spec.kind {
         Kind::Reasoning => (&tools_only, "a tool format's key: a reasoning format's is never read"),

@@ -207,12 +207,14 @@ pub struct OneShotSpec {
     /// see [`PartitionSpec`].
     #[serde(default)]
     pub partition: Option<PartitionSpec>,
-    /// Tool formats: when the output spells the block's `open` and no
-    /// `close` follows its first spelling, the whole output is content,
-    /// calls and all (OLMo 3's `re.search(open(.*?)close)` finds no block,
-    /// and its opener is no call line).
+    /// Tool formats: vLLM reads the first closed block alone. When the
+    /// output spells the block's `open` and no `close` follows its first
+    /// spelling, or the reading answers no call, the whole output is
+    /// content as written, calls and all (OLMo 3's
+    /// `re.search(open(.*?)close)` finds no block, or a block that is not
+    /// all call lines, and its opener is no call line).
     #[serde(default)]
-    pub unclosed_block: Option<BlockSpec>,
+    pub first_block: Option<BlockSpec>,
     /// Reasoning formats whose `parser` is `legacy`: when the tool format
     /// answers no call, the content is the reasoning grammar's alone, the
     /// tool markup as written (vLLM's `DelegatingParser` returns the
@@ -305,7 +307,7 @@ pub struct PartitionSpec {
     pub end: String,
 }
 
-/// `unclosed_block = { open, close }`.
+/// `first_block = { open, close }`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockSpec {
