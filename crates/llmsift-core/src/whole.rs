@@ -6,7 +6,11 @@
 //! comes last: a reasoning start marker written again in the answer drops
 //! everything before it; reasoning whose end marker never comes is content;
 //! a call list followed by text, or a call whose JSON string holds the
-//! closing marker, makes the whole output content. vLLM's own stream
+//! closing marker, makes the whole output content; OLMo 3 reads only the
+//! first closed call block, and MiniMax-M3 one reasoning block found by
+//! `partition`s, with a tool parser that called no tool leaving the markup
+//! as written (markers visible, as vLLM's derender tier keeps special
+//! tokens). vLLM's own stream
 //! answers otherwise, so Sift's default streams the stream's reading. With
 //! `vllm_one_shot`, a parser for such a format buffers the output and, at
 //! its end, decides as vLLM's one-shot parser does and runs the ordinary

@@ -72,6 +72,14 @@ fn check_kind(spec: &FormatSpec) -> Result<(), FormatError> {
         ("vllm.one_shot", "later_blocks_lost", o.later_blocks_lost.is_some()),
         ("vllm.one_shot", "first_block", o.first_block.is_some()),
     ];
+    if o.no_call_as_written && spec.vllm.parser != ParserClass::Legacy {
+        // Only a pair that is not engine-based answers the reasoning parser's content.
+        return Err(spec.bad_key(
+            "vllm.one_shot",
+            "no_call_as_written",
+            "needs `[vllm] parser = \"legacy\"`",
+        ));
+    }
     let (wrong, why): (&[(&str, &str, bool)], _) = match spec.kind {
         Kind::Reasoning => (&tools_only, "a tool format's key: a reasoning format's is never read"),
         Kind::Tools => (&reasoning_only, "a reasoning format's key: a tool format's is never read"),

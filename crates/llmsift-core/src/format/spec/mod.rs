@@ -36,8 +36,8 @@ pub use states::{
 };
 pub use terminals::TerminalSpec;
 pub use vllm::{
-    AsContent, BlockSpec, CutLost, LaterBlocksSpec, LoneEndSpec, NoneCalls, OneShotSpec, ParserClass, PartitionSpec,
-    SplitSpec, StripJoinSpec, TextLossSpec, UnfinishedSpec, UnterminatedSpec, VllmSpec,
+    AsContent, BlockSpec, CutLost, LaterBlocksSpec, LoneEndSpec, NoneCalls, OneShotSpec, ParserClass,
+    PartitionSpec, SplitSpec, StripJoinSpec, TextLossSpec, UnfinishedSpec, UnterminatedSpec, VllmSpec,
 };
 
 use serde::Deserialize;
