@@ -35,7 +35,8 @@ pub struct ParserFactory {
     entries: Vec<(SwitchKey, Value, Arc<Format>)>,
     plain: Arc<Format>,
     /// The tool format without the reasoning grammar, for a reasoning
-    /// format whose `[vllm.one_shot] unterminated` reads a whole output so.
+    /// format whose `[vllm.one_shot] unterminated` or `partition` reads a
+    /// whole output so.
     alone: Option<Arc<Format>>,
     required: Arc<Format>,
     named: Arc<Format>,
@@ -96,7 +97,9 @@ impl ParserFactory {
             native: Arc::new(compile(reasoning, tools)?),
             plain: Arc::new(compile(reasoning, None)?),
             alone: match (reasoning, tools) {
-                (Some(r), Some(t)) if r.vllm.one_shot.unterminated.is_some() => {
+                (Some(r), Some(t))
+                    if r.vllm.one_shot.unterminated.is_some() || r.vllm.one_shot.partition.is_some() =>
+                {
                     Some(Arc::new(compile(None, Some(t))?))
                 }
                 _ => None,
@@ -282,7 +285,8 @@ impl ParserFactory {
     }
 
     /// The tool format without the reasoning grammar, calls on (`None`
-    /// when the pair has no tool format or no `unterminated` rule).
+    /// when the pair has no tool format or no `unterminated` or
+    /// `partition` rule).
     pub(crate) fn alone_pick(&self) -> Option<Pick> {
         let fmt = Arc::clone(self.alone.as_ref()?);
         Some(Pick { fmt, suppress: false, named: None, choice: None, calls: true })

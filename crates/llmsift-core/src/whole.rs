@@ -7,7 +7,11 @@
 //! everything before it; reasoning whose end marker never comes is content;
 //! a call list followed by text, a call whose JSON string holds the
 //! closing marker, or a call block a strict parser rejects (cut, or its
-//! tags unbalanced), makes the whole output content. vLLM's own stream
+//! tags unbalanced), makes the whole output content; OLMo 3 reads only the
+//! first closed call block, and MiniMax-M3 one reasoning block found by
+//! `partition`s, with a tool parser that called no tool leaving the markup
+//! as written (markers visible, as vLLM's derender tier keeps special
+//! tokens). vLLM's own stream
 //! answers otherwise, so Sift's default streams the stream's reading. With
 //! `vllm_one_shot`, a parser for such a format buffers the output and, at
 //! its end, decides as vLLM's one-shot parser does and runs the ordinary
@@ -133,7 +137,12 @@ impl Whole {
             // vLLM reads nothing after the message the prompt opened.
             return (LimitState::new(limits), None);
         }
+        // The output as written, when a rule below reads less of it.
+        let mut written = None;
         if let Some((ends, opens)) = rules.later_blocks_lost.as_ref().filter(|_| loss) {
+            if rules.first_block.is_some() {
+                written = Some(text.clone());
+            }
             if drop_later_blocks(&mut text, ends, opens) {
                 ids = None;
                 exact = false;
@@ -157,6 +166,25 @@ impl Whole {
                 }
                 d.content.push_str(&text[s..]);
                 d.content.push_str(&u.suffix);
+                out.append(&d);
+                return (std::mem::take(&mut p.limits), p.cut_call());
+            }
+        }
+        if let Some((starts, ends)) = &rules.partition {
+            if let Some((r, c)) = partition(&text, starts, ends, first.in_reasoning()) {
+                // vLLM's one reasoning block: its text as written, the rest
+                // content read by the tool format alone.
+                if req.include_reasoning {
+                    out.push_reasoning(&r);
+                }
+                let Some(alone) = factory.alone_pick().filter(|_| pick.calls) else {
+                    return content(&c, limits, out);
+                };
+                let mut p = build(&alone, None);
+                let d = run(&mut p, &c, None);
+                if d.tool_calls.is_empty() && rules.no_call_as_written {
+                    return content(&c, limits, out);
+                }
                 out.append(&d);
                 return (std::mem::take(&mut p.limits), p.cut_call());
             }
@@ -237,11 +265,25 @@ impl Whole {
             .strict_block
             .as_ref()
             .is_some_and(|s| strict_fails(&text[from..], s, d.tool_calls.is_empty()));
+        // A legacy pair whose tool parser called no tool answers the
+        // reasoning parser's content: the tool markup as written.
+        let no_call = rules.no_call_as_written && pick.calls && d.tool_calls.is_empty();
+        // No closed first block, or one that is not all calls: vLLM reads no call.
+        let no_block = rules.first_block.as_ref().is_some_and(|(opens, closes)| {
+            first_in(&text[from..], opens).is_some()
+                && (d.tool_calls.is_empty() || unclosed(&text[from..], opens, closes))
+        });
         let calls_off = strict_off
-            || (!d.tool_calls.is_empty()
+            || no_call
+            || no_block
+            || !d.tool_calls.is_empty()
                 && ((rules.text_after_calls && seen & SEEN_TEXT_AFTER_CALL != 0)
                     || (rules.marker_in_string && seen & SEEN_STRING_MARKER != 0)
-                    || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0))));
+                    || (rules.single_call && d.tool_calls.iter().any(|c| c.index > 0)));
+        if let Some(w) = written.take().filter(|_| no_block) {
+            // The answer is the output as written, later blocks included.
+            text = w;
+        }
         if let Some(cut) = rules.empty_if_in_args.as_deref().filter(|_| loss) {
             if d.tool_calls.iter().any(|c| c.arguments.contains(cut)) {
                 // vLLM's match of the call list ends inside it: nothing parses, nothing is answered.
@@ -342,6 +384,34 @@ fn strict_fails(text: &str, s: &StrictBlock, no_calls: bool) -> bool {
     };
     let count = |sps: &[String]| sps.iter().map(|sp| block.matches(sp.as_str()).count()).sum::<usize>();
     no_calls || s.balanced.iter().any(|(o, c)| count(o) != count(c))
+}
+
+/// vLLM's `partition`-based reasoning split (`partition = { start, end }`),
+/// when it differs from the grammar's: the reasoning and the content, both
+/// as written. `None` when the grammar's reading is vLLM's (no start
+/// marker, and no end marker opening an output outside reasoning).
+fn partition(text: &str, starts: &[String], ends: &[String], in_reasoning: bool) -> Option<(String, String)> {
+    let first_of = |t: &str, sps: &[String]| {
+        sps.iter().filter_map(|sp| t.find(sp.as_str()).map(|i| (i, i + sp.len()))).min()
+    };
+    if !in_reasoning {
+        if let Some(sp) = ends.iter().find(|sp| text.starts_with(sp.as_str())) {
+            // A stray closer opening the output is dropped; the rest, markers and all, is content.
+            return Some((String::new(), text[sp.len()..].to_string()));
+        }
+    }
+    let (s, after) = first_of(text, starts)?;
+    let rest = &text[after..];
+    Some(match first_of(rest, ends) {
+        Some((e, past)) => (rest[..e].to_string(), format!("{}{}", &text[..s], &rest[past..])),
+        None => (rest.to_string(), text[..s].to_string()),
+    })
+}
+
+/// Whether `text` spells a block opener (`opens`) with no closer
+/// (`closes`) after its first spelling (`first_block`: vLLM finds no block).
+fn unclosed(text: &str, opens: &[String], closes: &[String]) -> bool {
+    first_in(text, opens).is_some_and(|i| first_in(&text[i..], closes).is_none())
 }
 
 /// Where the first spelling of any of `sps` is in `text`.

@@ -482,6 +482,12 @@ pub(crate) struct OneShot {
     pub outside_lost: Option<Vec<String>>,
     pub lone_end: Option<LoneEnd>,
     pub unfinished: Option<Unfinished>,
+    /// `partition`: `start`'s and `end`'s spellings.
+    pub partition: Option<(Vec<String>, Vec<String>)>,
+    /// `no_call_as_written`.
+    pub no_call_as_written: bool,
+    /// `first_block`: `open`'s and `close`'s spellings.
+    pub first_block: Option<(Vec<String>, Vec<String>)>,
 }
 
 /// `strict_block`, compiled: each terminal's spellings.
@@ -525,6 +531,9 @@ impl OneShot {
             || self.outside_lost.is_some()
             || self.lone_end.is_some()
             || self.unfinished.is_some()
+            || self.partition.is_some()
+            || self.no_call_as_written
+            || self.first_block.is_some()
     }
 }
 

@@ -121,6 +121,17 @@ pub(super) fn one_shot(
             }),
             None => None,
         },
+        partition: match &o.partition {
+            Some(pt) => Some((spellings(r, "partition", &pt.start)?, spellings(r, "partition", &pt.end)?)),
+            None => None,
+        },
+        no_call_as_written: o.no_call_as_written,
+        first_block: match tools.and_then(|t| t.vllm.one_shot.first_block.as_ref().map(|b| (t, b))) {
+            Some((t, b)) => {
+                Some((spellings(t, "first_block", &b.open)?, spellings(t, "first_block", &b.close)?))
+            }
+            None => None,
+        },
         lone_end: match &o.lone_end {
             Some(l) => Some(LoneEnd {
                 end: spellings(r, "lone_end", &l.end)?,

@@ -56,6 +56,8 @@ fn check_kind(spec: &FormatSpec) -> Result<(), FormatError> {
         ("vllm.one_shot", "unfinished", o.unfinished.is_some()),
         ("vllm.one_shot", "prompt_open_empty", o.prompt_open_empty),
         ("vllm.one_shot", "outside_lost", o.outside_lost.is_some()),
+        ("vllm.one_shot", "partition", o.partition.is_some()),
+        ("vllm.one_shot", "no_call_as_written", o.no_call_as_written),
     ];
     let tools_only = [
         ("vllm.text_loss", "text_around_calls", t.text_around_calls),
@@ -69,7 +71,16 @@ fn check_kind(spec: &FormatSpec) -> Result<(), FormatError> {
         ("vllm.one_shot", "between_calls_lost", o.between_calls_lost),
         ("vllm.one_shot", "later_blocks_lost", o.later_blocks_lost.is_some()),
         ("vllm.one_shot", "strict_block", o.strict_block.is_some()),
+        ("vllm.one_shot", "first_block", o.first_block.is_some()),
     ];
+    if o.no_call_as_written && spec.vllm.parser != ParserClass::Legacy {
+        // Only a pair that is not engine-based answers the reasoning parser's content.
+        return Err(spec.bad_key(
+            "vllm.one_shot",
+            "no_call_as_written",
+            "needs `[vllm] parser = \"legacy\"`",
+        ));
+    }
     let (wrong, why): (&[(&str, &str, bool)], _) = match spec.kind {
         Kind::Reasoning => (&tools_only, "a tool format's key: a reasoning format's is never read"),
         Kind::Tools => (&reasoning_only, "a reasoning format's key: a tool format's is never read"),

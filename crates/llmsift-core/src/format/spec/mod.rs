@@ -36,8 +36,9 @@ pub use states::{
 };
 pub use terminals::TerminalSpec;
 pub use vllm::{
-    AsContent, CutLost, LaterBlocksSpec, LoneEndSpec, NoneCalls, OneShotSpec, ParserClass, SplitSpec,
-    StrictBlockSpec, StripJoinSpec, TextLossSpec, UnfinishedSpec, UnterminatedSpec, VllmSpec,
+    AsContent, BlockSpec, CutLost, LaterBlocksSpec, LoneEndSpec, NoneCalls, OneShotSpec, ParserClass,
+    PartitionSpec, SplitSpec, StrictBlockSpec, StripJoinSpec, TextLossSpec, UnfinishedSpec, UnterminatedSpec,
+    VllmSpec,
 };
 
 use serde::Deserialize;

@@ -208,6 +208,26 @@ pub struct OneShotSpec {
     /// no call, the whole output (after any reasoning) is content.
     #[serde(default)]
     pub strict_block: Option<StrictBlockSpec>,
+    /// Reasoning formats: vLLM's reasoning parser reads at most one
+    /// reasoning block, by `partition`s of the whole output (MiniMax M3):
+    /// see [`PartitionSpec`].
+    #[serde(default)]
+    pub partition: Option<PartitionSpec>,
+    /// Tool formats: vLLM reads the first closed block alone. When the
+    /// output spells the block's `open` and no `close` follows its first
+    /// spelling, or the reading answers no call, the whole output is
+    /// content as written, calls and all (OLMo 3's
+    /// `re.search(open(.*?)close)` finds no block, or a block that is not
+    /// all call lines, and its opener is no call line).
+    #[serde(default)]
+    pub first_block: Option<BlockSpec>,
+    /// Reasoning formats whose `parser` is `legacy`: when the tool format
+    /// answers no call, the content is the reasoning grammar's alone, the
+    /// tool markup as written (vLLM's `DelegatingParser` returns the
+    /// reasoning parser's content when a legacy pair's tool parser called
+    /// no tool).
+    #[serde(default)]
+    pub no_call_as_written: bool,
 }
 
 /// `split = { at, to }`: the text before `at`'s first spelling reaches no
@@ -291,6 +311,32 @@ pub struct StrictBlockSpec {
     /// Pairs of terminals (opener, closer) counted inside the block.
     #[serde(default)]
     pub balanced: Vec<[String; 2]>,
+}
+
+/// `partition = { start, end }`: when the output spells `start`, the text
+/// from its first spelling up to the first `end` after it (or the output's
+/// end) is the reasoning, and the text before and after that block is
+/// content as written (markers there are text), read by the tool format
+/// alone; when the output does not start in reasoning and opens with `end`,
+/// the rest is content as written. Otherwise the grammar reads it as usual
+/// (it gives vLLM's answer there).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionSpec {
+    /// The terminal that opens reasoning.
+    pub start: String,
+    /// The terminal that ends it.
+    pub end: String,
+}
+
+/// `first_block = { open, close }`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockSpec {
+    /// The terminal opening a call block.
+    pub open: String,
+    /// The terminal closing it.
+    pub close: String,
 }
 
 /// `later_blocks_lost = { end, open }`.
