@@ -287,7 +287,7 @@ fn same(got: &Value, want: &Value) -> bool {
 #[test]
 fn derender_gives_vllms_answers_on_the_labelled_cases() {
     let cases = cases();
-    assert!(cases.len() >= 100, "{} labelled cases", cases.len());
+    assert!(cases.len() >= 4_800, "{} labelled cases", cases.len());
     let tmp = tempfile::tempdir().unwrap();
     let sift = serve(&cases, tmp.path());
     let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
@@ -329,8 +329,8 @@ fn derender_gives_vllms_answers_on_the_labelled_cases() {
         "{agree}/{runs} derender runs give vLLM's render tier's answer; {departs} others are where that tier departs from vLLM's serving path"
     );
     assert!(failures.is_empty(), "{} of {runs} runs changed:\n{}", failures.len(), failures.join("\n"));
-    // The figure: where vLLM's render tier answers as vLLM's serving path does.
-    let (agree, runs) = (agree, runs - departs);
+    // The figure (issue #21 point 5): every run, the tier's departures from
+    // vLLM's serving path counted against Sift.
     assert!(agree * 100 >= runs * 99, "{agree}/{runs} below 99%");
 }
 
