@@ -13,63 +13,21 @@
 //! `openai` and the template prints the list of parts (Gemma 4, Kimi K2).
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-struct Proc {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod proc;
+use proc::{start, Proc};
 
 fn serve(config: &Path, extra: &[&str]) -> Proc {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sift"))
-        .args(["serve", "--config"])
-        .arg(config)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting sift serve");
-    let stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            match line.split("listening on http://").nth(1) {
-                Some(a) => {
-                    let _ = tx.send(Ok(a.split_whitespace().next().unwrap_or_default().to_string()));
-                }
-                None => {
-                    let _ = tx.send(Err(line));
-                }
-            }
-        }
-    });
-    let mut said = vec![];
-    loop {
-        match rx.recv_timeout(Duration::from_secs(120)) {
-            Ok(Ok(addr)) => return Proc { child, addr },
-            Ok(Err(line)) => said.push(line),
-            Err(_) => {
-                let _ = child.kill();
-                panic!("sift serve did not start: {}", said.join("\n"));
-            }
-        }
-    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sift"));
+    cmd.args(["serve", "--config"]).arg(config).args(extra);
+    start(cmd, Duration::from_secs(120))
 }
 
 /// The labelled file: its header and cases.

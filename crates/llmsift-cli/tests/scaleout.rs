@@ -13,14 +13,14 @@
 
 use base64::Engine as _;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
+mod proc;
 #[path = "scaleout/schema.rs"]
 mod schema;
+use proc::{start, Proc};
 
 const KEY: &str = "replicas-share-this-state-key";
 
@@ -28,45 +28,11 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A child process, killed when dropped.
-struct Proc {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `sift serve --demo` with a state key, once it says where it listens.
 fn replica(key: &str) -> Proc {
-    let args = ["serve", "--demo", "--port", "0", "--state-key", key];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sift"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting sift serve");
-    let stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(a) = line.split("listening on http://").nth(1) {
-                let _ = tx.send(a.split_whitespace().next().unwrap_or_default().to_string());
-            }
-        }
-    });
-    match rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(addr) => Proc { child, addr },
-        Err(_) => {
-            let _ = child.kill();
-            panic!("sift serve --demo did not start");
-        }
-    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sift"));
+    cmd.args(["serve", "--demo", "--port", "0", "--state-key", key]);
+    start(cmd, Duration::from_secs(120))
 }
 
 fn post(p: &Proc, path: &str, body: &Value) -> (u16, Value) {

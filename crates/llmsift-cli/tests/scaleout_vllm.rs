@@ -23,27 +23,17 @@
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-struct Proc {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod proc;
+use proc::{start, Proc};
 
 fn cases() -> Vec<Value> {
     let dir = root().join("crates/llmsift-cli/tests/data/scaleout-vllm");
@@ -137,37 +127,9 @@ fn serve(cases: &[Value], tmp: &Path) -> Proc {
     }
     let path = tmp.join("config.toml");
     std::fs::File::create(&path).unwrap().write_all(cfg.as_bytes()).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sift"))
-        .args(["serve", "--config", path.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting sift serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(a) = line.split("listening on http://").nth(1) {
-                let _ = tx.send(Ok(a.split_whitespace().next().unwrap_or_default().to_string()));
-                sent = true;
-            } else if !sent {
-                let _ = tx.send(Err(line));
-            }
-        }
-    });
-    let mut said = vec![];
-    loop {
-        match rx.recv_timeout(Duration::from_secs(300)) {
-            Ok(Ok(addr)) => return Proc { child, addr },
-            Ok(Err(line)) => said.push(line),
-            Err(_) => {
-                let _ = child.kill();
-                panic!("sift serve did not start:\n{}", said.join("\n"));
-            }
-        }
-    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sift"));
+    cmd.args(["serve", "--config", path.to_str().unwrap()]);
+    start(cmd, Duration::from_secs(300))
 }
 
 fn post(client: &reqwest::blocking::Client, p: &Proc, body: &Value) -> Value {

@@ -10,10 +10,9 @@
 //! the official `openai` Python client streaming with tools.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const KEY: &str = "test-key";
@@ -34,17 +33,8 @@ fn llmsift_tokenizers_dir() -> PathBuf {
 }
 
 /// A child process, killed when dropped.
-struct Proc {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod proc;
+use proc::{start, Proc};
 
 /// Starts a binary and waits (bounded) for its `listening on http://ADDR` line.
 fn spawn(bin: &str, args: &[String]) -> Proc {
@@ -60,40 +50,8 @@ fn spawn_with(bin: &str, args: &[String], env: &[(&str, Option<&str>)]) -> Proc 
             None => cmd.env_remove(k),
         };
     }
-    let mut child = cmd
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("starting {bin}: {e}"));
-    let stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !sent {
-                if let Some(a) = line.split("listening on http://").nth(1) {
-                    let _ = tx.send(Ok(a.split_whitespace().next().unwrap_or_default().to_string()));
-                    sent = true;
-                    continue;
-                }
-                let _ = tx.send(Err(line));
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut said = Vec::new();
-    loop {
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(Ok(addr)) => return Proc { child, addr },
-            Ok(Err(line)) => said.push(line),
-            Err(_) => {
-                let _ = child.kill();
-                panic!("{bin} did not start: {}", said.join("\n"));
-            }
-        }
-    }
+    cmd.args(args);
+    start(cmd, Duration::from_secs(120))
 }
 
 fn replay(extra: &[&str]) -> Proc {
